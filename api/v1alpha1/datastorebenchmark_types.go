@@ -1,0 +1,352 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadPreset is one of YCSB's core workloads.
+// +kubebuilder:validation:Enum=A;B;C;D;E;F
+type WorkloadPreset string
+
+// RequestDistribution is how YCSB picks keys.
+// +kubebuilder:validation:Enum=uniform;zipfian;latest;hotspot
+type RequestDistribution string
+
+// OperationProportions are the shares of each operation, in percent; they must add up to 100.
+// +kubebuilder:validation:XValidation:rule="self.read + self.update + self.insert + self.scan + self.readModifyWrite == 100",message="read + update + insert + scan + readModifyWrite must add up to 100 (percent)"
+type OperationProportions struct {
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Read int32 `json:"read"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Update int32 `json:"update"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Insert int32 `json:"insert"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Scan int32 `json:"scan"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	ReadModifyWrite int32 `json:"readModifyWrite"`
+}
+
+// Workload is a YCSB core workload: a preset, optionally with explicit proportions and sizes.
+// +kubebuilder:validation:XValidation:rule="has(self.preset) || has(self.proportions)",message="set preset (A-F) or proportions"
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.operationCount)",message="set either duration or operationCount, not both"
+type Workload struct {
+	// preset: YCSB core workload A (50% read, 50% update), B (95/5), C (read only), D (read
+	// latest, 5% insert), E (95% short scans, 5% insert) or F (50% read, 50% read-modify-write).
+	// +optional
+	Preset WorkloadPreset `json:"preset,omitempty"`
+
+	// proportions override the preset's operation mix.
+	// +optional
+	Proportions *OperationProportions `json:"proportions,omitempty"`
+
+	// recordCount: records loaded before the run (YCSB recordcount). Defaults to 100000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	RecordCount *int64 `json:"recordCount,omitempty"`
+
+	// fieldCount per record (YCSB fieldcount). Defaults to 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	FieldCount *int32 `json:"fieldCount,omitempty"`
+
+	// fieldLength in bytes (YCSB fieldlength). Defaults to 100, i.e. 1 KB records.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	FieldLength *int32 `json:"fieldLength,omitempty"`
+
+	// requestDistribution of keys. Defaults to the preset's (zipfian; latest for D).
+	// +optional
+	RequestDistribution RequestDistribution `json:"requestDistribution,omitempty"`
+
+	// duration of each measured run. Defaults to 60s when operationCount is not set.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// operationCount: stop each run after this many operations instead of after a duration.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	OperationCount *int64 `json:"operationCount,omitempty"`
+}
+
+// LoadMode is closed-loop or open-loop load.
+// +kubebuilder:validation:Enum=MaxThroughput;FixedRate
+type LoadMode string
+
+const (
+	// LoadMaxThroughput: closed loop; each virtual user issues its next operation when the last
+	// one finished. Measures capacity.
+	LoadMaxThroughput LoadMode = "MaxThroughput"
+	// LoadFixedRate: open loop at a fixed rate; operations that cannot start on time are counted
+	// as dropped and invalidate the run. Measures latency at a given load.
+	LoadFixedRate LoadMode = "FixedRate"
+)
+
+// Load is how hard the benchmark pushes.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'FixedRate' || has(self.rate)",message="rate (operations per second) is required for mode FixedRate",fieldPath=".rate"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'MaxThroughput' || !has(self.rate)",message="rate applies only to mode FixedRate: remove it or set mode: FixedRate",fieldPath=".rate"
+type Load struct {
+	// mode: MaxThroughput (closed loop) or FixedRate (open loop). Defaults to MaxThroughput.
+	// +kubebuilder:default=MaxThroughput
+	Mode LoadMode `json:"mode"`
+
+	// virtualUsers: concurrent client sessions per client pod. Defaults to 32.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	VirtualUsers *int32 `json:"virtualUsers,omitempty"`
+
+	// rate in operations per second over all client pods, for FixedRate.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Rate *int64 `json:"rate,omitempty"`
+
+	// clientPods running the load in parallel. Defaults to 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	ClientPods *int32 `json:"clientPods,omitempty"`
+}
+
+// SecuredDatastoreReference names a SecuredDatastore in the benchmark's namespace.
+type SecuredDatastoreReference struct {
+	// name of the SecuredDatastore.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// SecretKeyReference names a key in a Secret in the same namespace.
+type SecretKeyReference struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// key in the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
+}
+
+// ClientTLS is how the benchmark client speaks TLS to an external endpoint. The client pins
+// exactly one protocol and one suite and refuses to run when the server negotiates another.
+type ClientTLS struct {
+	// protocol the client offers.
+	Protocol TLSProtocol `json:"protocol"`
+	// cipherSuite the client offers (exactly one).
+	CipherSuite CipherSuite `json:"cipherSuite"`
+	// caSecretRef: a Secret key holding the PEM CA bundle that signed the server certificate.
+	// +optional
+	CASecretRef *SecretKeyReference `json:"caSecretRef,omitempty"`
+	// serverName for SNI and certificate verification. Defaults to the endpoint host.
+	// +optional
+	ServerName string `json:"serverName,omitempty"`
+}
+
+// ExternalTarget is a datastore the operator does not manage, e.g. a managed cloud service.
+type ExternalTarget struct {
+	// engine speaking on the endpoints.
+	Engine Engine `json:"engine"`
+	// endpoints, host:port.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	Endpoints []string `json:"endpoints"`
+	// tls settings; omit for plaintext.
+	// +optional
+	TLS *ClientTLS `json:"tls,omitempty"`
+}
+
+// BenchmarkTarget is what the benchmark measures: exactly one of datastoreRef and external.
+// +kubebuilder:validation:XValidation:rule="has(self.datastoreRef) != has(self.external)",message="set exactly one of datastoreRef and external"
+type BenchmarkTarget struct {
+	// datastoreRef: a SecuredDatastore; endpoints, credentials and TLS material are found
+	// automatically, and the client pins the datastore's first client-to-node suite.
+	// +optional
+	DatastoreRef *SecuredDatastoreReference `json:"datastoreRef,omitempty"`
+	// external endpoints.
+	// +optional
+	External *ExternalTarget `json:"external,omitempty"`
+}
+
+// PrometheusOutput is where benchmark clients publish their samples.
+type PrometheusOutput struct {
+	// remoteWriteURL of a Prometheus remote-write receiver. Defaults to the operator's
+	// --prometheus-remote-write-url flag; empty disables publishing.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	RemoteWriteURL string `json:"remoteWriteURL,omitempty"`
+}
+
+// DatastoreBenchmarkSpec describes a benchmark.
+type DatastoreBenchmarkSpec struct {
+	// target to measure.
+	Target BenchmarkTarget `json:"target"`
+	// workload to run.
+	Workload Workload `json:"workload"`
+	// load to apply.
+	// +optional
+	Load Load `json:"load,omitempty"`
+	// repetitions of the measured run. Defaults to 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Repetitions *int32 `json:"repetitions,omitempty"`
+	// warmUp before each measured run; its samples are discarded. Defaults to 30s.
+	// +optional
+	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
+	// skipLoad: the data is already loaded; run only the measured phase.
+	// +optional
+	SkipLoad bool `json:"skipLoad,omitempty"`
+	// prometheus output.
+	// +optional
+	Prometheus *PrometheusOutput `json:"prometheus,omitempty"`
+}
+
+// LatencySummary of one operation type, in microseconds.
+type LatencySummary struct {
+	// operation: read, update, insert, scan or readModifyWrite.
+	Operation string `json:"operation"`
+	// count of completed operations.
+	Count int64 `json:"count"`
+	// errors of this operation.
+	// +optional
+	Errors int64 `json:"errors,omitempty"`
+	P50Micros int64 `json:"p50Micros"`
+	P95Micros int64 `json:"p95Micros"`
+	P99Micros int64 `json:"p99Micros"`
+	MaxMicros int64 `json:"maxMicros"`
+}
+
+// RunPhase is the state of one benchmark run.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Invalid;Failed
+type RunPhase string
+
+const (
+	RunPending   RunPhase = "Pending"
+	RunRunning   RunPhase = "Running"
+	RunSucceeded RunPhase = "Succeeded"
+	RunInvalid   RunPhase = "Invalid"
+	RunFailed    RunPhase = "Failed"
+)
+
+// BenchmarkRun is the result of one repetition.
+type BenchmarkRun struct {
+	// index of the repetition, from 0.
+	Index int32 `json:"index"`
+	// phase of the run.
+	Phase RunPhase `json:"phase"`
+	// job running it.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// startTime of the measured phase.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime of the measured phase.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// throughput in operations per second.
+	// +optional
+	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec,omitempty"`
+	// latencies per operation type.
+	// +optional
+	// +listType=map
+	// +listMapKey=operation
+	Latencies []LatencySummary `json:"latencies,omitempty"`
+	// errors over all operations.
+	// +optional
+	Errors int64 `json:"errors,omitempty"`
+	// droppedIterations in FixedRate mode.
+	// +optional
+	DroppedIterations int64 `json:"droppedIterations,omitempty"`
+	// negotiatedProtocol seen by the client.
+	// +optional
+	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
+	// negotiatedCipherSuite seen by the client.
+	// +optional
+	NegotiatedCipherSuite string `json:"negotiatedCipherSuite,omitempty"`
+	// clientCPUMillis: CPU time the client pods consumed, in milliseconds.
+	// +optional
+	ClientCPUMillis int64 `json:"clientCPUMillis,omitempty"`
+	// invalidReason says why a run does not count (client errors, dropped iterations, pod loss).
+	// +optional
+	InvalidReason string `json:"invalidReason,omitempty"`
+}
+
+// BenchmarkPhase summarises a benchmark.
+// +kubebuilder:validation:Enum=Pending;Loading;Running;Succeeded;Failed
+type BenchmarkPhase string
+
+const (
+	BenchmarkPending   BenchmarkPhase = "Pending"
+	BenchmarkLoading   BenchmarkPhase = "Loading"
+	BenchmarkRunning   BenchmarkPhase = "Running"
+	BenchmarkSucceeded BenchmarkPhase = "Succeeded"
+	BenchmarkFailed    BenchmarkPhase = "Failed"
+)
+
+// DatastoreBenchmarkStatus is the progress and results of a benchmark.
+type DatastoreBenchmarkStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase of the benchmark.
+	// +optional
+	Phase BenchmarkPhase `json:"phase,omitempty"`
+	// runs, one per repetition.
+	// +optional
+	// +listType=map
+	// +listMapKey=index
+	Runs []BenchmarkRun `json:"runs,omitempty"`
+	// medianThroughputOpsPerSec over valid runs.
+	// +optional
+	MedianThroughputOpsPerSec int64 `json:"medianThroughputOpsPerSec,omitempty"`
+	// conditions: Ready (target found and verified), Complete.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DatastoreBenchmark runs a YCSB workload against a datastore with k6 Jobs (or the YCSB JVM
+// driver for Kerberos HBase), repeats it, and reports throughput and latency in status and to
+// Prometheus.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dsb;dsbench,categories=secured
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.datastoreRef.name`
+// +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload.preset`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.medianThroughputOpsPerSec`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DatastoreBenchmark struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec: what to measure and how.
+	Spec DatastoreBenchmarkSpec `json:"spec"`
+	// status: progress and results.
+	// +optional
+	Status DatastoreBenchmarkStatus `json:"status,omitempty"`
+}
+
+// DatastoreBenchmarkList is a list of DatastoreBenchmarks.
+// +kubebuilder:object:root=true
+type DatastoreBenchmarkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DatastoreBenchmark `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DatastoreBenchmark{}, &DatastoreBenchmarkList{})
+}

@@ -1,0 +1,295 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DatastoreTemplate is the part of a SecuredDatastore a study keeps fixed; the matrix varies
+// the encryption profile, crypto acceleration and cluster size.
+type DatastoreTemplate struct {
+	// engine of every cell's datastore.
+	Engine Engine `json:"engine"`
+	// version of the engine.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// image override.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// cassandra topology; nodes is set by the matrix.
+	// +optional
+	Cassandra *CassandraTopology `json:"cassandra,omitempty"`
+	// hbase topology; regionServers is set by the matrix.
+	// +optional
+	HBase *HBaseTopology `json:"hbase,omitempty"`
+	// certificates of every cell's datastore.
+	// +optional
+	Certificates *CertificatesSpec `json:"certificates,omitempty"`
+}
+
+// Acceleration is a level of the crypto-acceleration factor. (Not "On"/"Off": YAML 1.1 reads
+// those as booleans.)
+// +kubebuilder:validation:Enum=Available;EmulatedOff
+type Acceleration string
+
+const (
+	// AccelerationAvailable: hardware AES as the node has it.
+	AccelerationAvailable Acceleration = "Available"
+	// AccelerationEmulatedOff: hardware AES switched off in software (placement.emulateNoAcceleration).
+	AccelerationEmulatedOff Acceleration = "EmulatedOff"
+)
+
+// StudyMatrix is the design space (step 1 of the evidence process): every combination of its
+// factors is a cell.
+// +kubebuilder:validation:XValidation:rule="self.baseline in self.profiles",message="baseline must be one of profiles: it is the reference every overhead is computed against",fieldPath=".baseline"
+type StudyMatrix struct {
+	// profiles: EncryptionProfile names to compare.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	Profiles []string `json:"profiles"`
+	// baseline profile, usually plaintext, against which overheads are computed.
+	// +kubebuilder:validation:MinLength=1
+	Baseline string `json:"baseline"`
+	// acceleration levels: Available (hardware AES as the node has it) and/or EmulatedOff
+	// (switched off in software). Defaults to [Available].
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	Acceleration []Acceleration `json:"acceleration,omitempty"`
+	// clusterSizes: nodes (Cassandra) or RegionServers (HBase). Defaults to [3].
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Minimum=1
+	ClusterSizes []int32 `json:"clusterSizes,omitempty"`
+}
+
+// StudyConstraints prune the matrix (step 2): cells whose profile violates them are reported as
+// pruned and never run.
+type StudyConstraints struct {
+	// compliance presets every profile must satisfy.
+	// +optional
+	// +listType=set
+	Compliance []CompliancePreset `json:"compliance,omitempty"`
+	// minimumRank a profile must reach.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=128
+	MinimumRank *int32 `json:"minimumRank,omitempty"`
+}
+
+// Objective is how the study picks its recommendation.
+// +kubebuilder:validation:Enum=HighestRankWithinBudget;BestThroughputAboveRank
+type Objective string
+
+const (
+	// ObjectiveHighestRankWithinBudget: the highest-ranked profile whose overhead stays within
+	// overheadBudgetPercent.
+	ObjectiveHighestRankWithinBudget Objective = "HighestRankWithinBudget"
+	// ObjectiveBestThroughputAboveRank: the fastest profile that reaches constraints.minimumRank.
+	ObjectiveBestThroughputAboveRank Objective = "BestThroughputAboveRank"
+)
+
+// StudyDecision is how the analysis turns measurements into a recommendation (step 6).
+// +kubebuilder:validation:XValidation:rule="self.objective != 'HighestRankWithinBudget' || has(self.overheadBudgetPercent)",message="overheadBudgetPercent is required for objective HighestRankWithinBudget",fieldPath=".overheadBudgetPercent"
+type StudyDecision struct {
+	// objective. Defaults to HighestRankWithinBudget.
+	// +kubebuilder:default=HighestRankWithinBudget
+	Objective Objective `json:"objective"`
+	// overheadBudgetPercent: the throughput loss against the baseline you accept.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	OverheadBudgetPercent *int32 `json:"overheadBudgetPercent,omitempty"`
+	// preferenceOrder overrides the operator's security rank: profile names from most to least
+	// preferred (step 3, when your organisation orders profiles differently).
+	// +optional
+	// +listType=set
+	PreferenceOrder []string `json:"preferenceOrder,omitempty"`
+}
+
+// StudyCost turns overhead into money: the extra nodes needed to restore baseline throughput.
+type StudyCost struct {
+	// pricePerNodeHour of one datastore node, e.g. "0.192".
+	PricePerNodeHour resource.Quantity `json:"pricePerNodeHour"`
+	// currency of the price. Defaults to USD.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Z]{3}$`
+	Currency string `json:"currency,omitempty"`
+}
+
+// TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
+// and decision rule.
+type TradeoffStudySpec struct {
+	// template of every cell's SecuredDatastore.
+	Template DatastoreTemplate `json:"template"`
+	// matrix of factors.
+	Matrix StudyMatrix `json:"matrix"`
+	// constraints that prune cells.
+	// +optional
+	Constraints *StudyConstraints `json:"constraints,omitempty"`
+	// workload each repetition runs.
+	Workload Workload `json:"workload"`
+	// load each repetition applies.
+	// +optional
+	Load Load `json:"load,omitempty"`
+	// repetitions per cell, run in randomized interleaved order across cells so drift on a
+	// shared machine hits every cell alike. Defaults to 5.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	Repetitions *int32 `json:"repetitions,omitempty"`
+	// seed of the randomized order; the same seed gives the same order. Defaults to a value
+	// recorded in status.
+	// +optional
+	Seed *int64 `json:"seed,omitempty"`
+	// decision rule for the recommendation.
+	// +optional
+	Decision StudyDecision `json:"decision,omitempty"`
+	// cost inputs.
+	// +optional
+	Cost *StudyCost `json:"cost,omitempty"`
+	// paused stops scheduling new repetitions; running ones finish.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// CellState is the state of one study cell.
+// +kubebuilder:validation:Enum=Pending;Pruned;Provisioning;Measuring;Done;Failed
+type CellState string
+
+// StudyCell is one combination of factors and its results.
+type StudyCell struct {
+	// name of the cell, e.g. tls13-aes128-on-3.
+	Name string `json:"name"`
+	// profile of the cell.
+	Profile string `json:"profile"`
+	// acceleration of the cell.
+	Acceleration Acceleration `json:"acceleration"`
+	// nodes of the cell.
+	Nodes int32 `json:"nodes"`
+	// state of the cell.
+	State CellState `json:"state"`
+	// reason for Pruned or Failed.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// rank of the cell's profile.
+	// +optional
+	Rank int32 `json:"rank,omitempty"`
+	// runsDone: valid repetitions measured.
+	// +optional
+	RunsDone int32 `json:"runsDone,omitempty"`
+	// medianThroughputOpsPerSec over valid repetitions.
+	// +optional
+	MedianThroughputOpsPerSec int64 `json:"medianThroughputOpsPerSec,omitempty"`
+	// throughputCI95: 95% confidence interval of the median, "low..high" ops/s.
+	// +optional
+	ThroughputCI95 string `json:"throughputCI95,omitempty"`
+	// overheadPercent against the baseline of the same acceleration and size, decimal string.
+	// +optional
+	OverheadPercent string `json:"overheadPercent,omitempty"`
+	// overheadCI95: 95% confidence interval of the overhead, "low..high" percent.
+	// +optional
+	OverheadCI95 string `json:"overheadCI95,omitempty"`
+	// significant: whether the difference from the baseline is statistically significant.
+	// +optional
+	Significant *bool `json:"significant,omitempty"`
+	// p99Micros: median p99 latency over repetitions.
+	// +optional
+	P99Micros int64 `json:"p99Micros,omitempty"`
+}
+
+// Recommendation is the study's answer.
+type Recommendation struct {
+	// profile recommended.
+	Profile string `json:"profile"`
+	// reason, one sentence a person can check against the report.
+	Reason string `json:"reason"`
+	// extraNodesPercent: additional nodes needed to restore baseline throughput.
+	// +optional
+	ExtraNodesPercent string `json:"extraNodesPercent,omitempty"`
+	// extraCostPerHour of those nodes, in the cost currency.
+	// +optional
+	ExtraCostPerHour string `json:"extraCostPerHour,omitempty"`
+}
+
+// StudyPhase summarises a study.
+// +kubebuilder:validation:Enum=Pending;Planning;Running;Analyzing;Succeeded;Failed;Paused;Cancelled
+type StudyPhase string
+
+// TradeoffStudyStatus is the progress and results of a study; every piece of progress lives
+// here so a restarted operator resumes where it was.
+type TradeoffStudyStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase of the study.
+	// +optional
+	Phase StudyPhase `json:"phase,omitempty"`
+	// seed used for the randomized order.
+	// +optional
+	Seed *int64 `json:"seed,omitempty"`
+	// cells of the matrix, pruned ones included with their reason.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Cells []StudyCell `json:"cells,omitempty"`
+	// schedule: the randomized interleaved order of repetitions, as cell names.
+	// +optional
+	// +listType=atomic
+	Schedule []string `json:"schedule,omitempty"`
+	// nextRun: index into schedule of the next repetition.
+	// +optional
+	NextRun int32 `json:"nextRun,omitempty"`
+	// paretoFrontier: cells not dominated in (rank, throughput).
+	// +optional
+	// +listType=set
+	ParetoFrontier []string `json:"paretoFrontier,omitempty"`
+	// recommendation of the study.
+	// +optional
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
+	// reportConfigMap holding the Markdown and JSON report.
+	// +optional
+	ReportConfigMap string `json:"reportConfigMap,omitempty"`
+	// conditions: Ready, Complete.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TradeoffStudy runs the six-step evidence process for choosing a wire-encryption profile:
+// design space (matrix), constraints, preference ordering (rank), experiment plan (randomized
+// interleaved repetitions), execution and analysis, ending in a recommendation with confidence
+// intervals and the cost of security.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tos;study,categories=secured
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.template.engine`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.nextRun`,priority=1
+// +kubebuilder:printcolumn:name="Recommended",type=string,JSONPath=`.status.recommendation.profile`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type TradeoffStudy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec: the study's design.
+	Spec TradeoffStudySpec `json:"spec"`
+	// status: progress and results.
+	// +optional
+	Status TradeoffStudyStatus `json:"status,omitempty"`
+}
+
+// TradeoffStudyList is a list of TradeoffStudies.
+// +kubebuilder:object:root=true
+type TradeoffStudyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TradeoffStudy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TradeoffStudy{}, &TradeoffStudyList{})
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs on a fresh Debian machine: make and git (build), openssl and
+# a Java runtime (the cipher-suite catalogue is checked against the real OpenSSL and JDK). Go
+# 1.26 itself must already be installed; Debian's golang package is too old for this module.
+set -euo pipefail
+log() { echo "prereqs: $*" >&2; }
+
+command -v go >/dev/null || { log "Go is not installed: install Go 1.26 (https://go.dev/doc/install)"; exit 1; }
+need=()
+command -v make >/dev/null || need+=(make)
+command -v git >/dev/null || need+=(git)
+command -v openssl >/dev/null || need+=(openssl)
+command -v java >/dev/null || need+=(openjdk-17-jre-headless)
+if ((${#need[@]})); then
+  log "installing ${need[*]} from Debian"
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+log "ok: $(go version | cut -d' ' -f3), $(openssl version | cut -d' ' -f1-2), java $(java -version 2>&1 | head -1 | cut -d'"' -f2)"

@@ -1,0 +1,108 @@
+package crypto
+
+import (
+	"slices"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// Assess ranks an effective profile (see rank.go for the rule) and lists the compliance presets
+// it satisfies.
+func Assess(e v1alpha1.EffectiveEncryption, engine v1alpha1.Engine) v1alpha1.SecurityAssessment {
+	vpnAR, vpnRR := vpnRanks(e.VPN)
+	ar := max(tlsRank(e.ClientToNode), vpnAR)
+	rrTLS := tlsRank(e.NodeToNode)
+	if e.NodeToNode.Scope != "" && e.NodeToNode.Scope != v1alpha1.ScopeAll {
+		rrTLS = 0 // traffic inside a datacenter or rack stays in plaintext
+	}
+	rr := max(rrTLS, vpnRR)
+
+	if engine == v1alpha1.EngineHBase && e.HBase != nil {
+		h := e.HBase
+		kerberos := h.Authentication == v1alpha1.AuthenticationKerberos
+		hbaseSASL := int32(0)
+		if kerberos && h.HBaseRPCProtection == v1alpha1.ProtectionPrivacy {
+			hbaseSASL = saslPrivacyProtection.Rank()
+			if h.AESTransform != nil && *h.AESTransform {
+				hbaseSASL = saslAESTransformProtection.Rank()
+			}
+		}
+		hadoopSASL := int32(0)
+		if kerberos && h.HadoopRPCProtection == v1alpha1.ProtectionPrivacy {
+			hadoopSASL = saslPrivacyProtection.Rank()
+		}
+		dataTransfer := int32(0)
+		if d := h.DataTransfer; d != nil && d.Encrypt != nil && *d.Encrypt {
+			dataTransfer = hdfsDataTransferProtection(d.KeyBitLength).Rank()
+		}
+		ar = max(ar, hbaseSASL)
+		// Node-to-node traffic crosses three links; the channel is as strong as the weakest.
+		rr = min(max(rr, hbaseSASL), max(hadoopSASL, vpnRR), max(dataTransfer, vpnRR))
+	}
+
+	a := v1alpha1.SecurityAssessment{ClientToNodeRank: ar, NodeToNodeRank: rr, Rank: ar + rr}
+	for _, p := range presets {
+		if satisfies(p, e.ClientToNode) && satisfies(p, e.NodeToNode) {
+			a.SatisfiedPresets = append(a.SatisfiedPresets, p.Name)
+		}
+	}
+	return a
+}
+
+// tlsRank is the rank of a TLS channel: its weakest accepted suite; 0 unless TLS is Required.
+func tlsRank(c v1alpha1.EffectiveChannel) int32 {
+	if c.Mode != v1alpha1.ChannelRequired || len(c.CipherSuites) == 0 {
+		return 0
+	}
+	r := int32(MaxSuiteRank)
+	for _, name := range c.CipherSuites {
+		s, ok := Lookup(name)
+		if !ok {
+			return 0
+		}
+		r = min(r, s.Rank())
+	}
+	return r
+}
+
+func vpnRanks(v *v1alpha1.VPNSettings) (ar, rr int32) {
+	if v == nil {
+		return 0, 0
+	}
+	var rank int32
+	switch v.Type {
+	case v1alpha1.VPNWireGuard:
+		rank = wireGuardProtection.Rank()
+	case v1alpha1.VPNOpenVPN:
+		cipher := "AES-256-GCM"
+		if v.OpenVPN != nil && v.OpenVPN.Cipher != "" {
+			cipher = v.OpenVPN.Cipher
+		}
+		rank = openVPNProtection(cipher).Rank()
+	default:
+		return 0, 0
+	}
+	switch v.Scope {
+	case v1alpha1.VPNScopeAll:
+		return rank, rank
+	case v1alpha1.VPNScopeClientToNode:
+		return rank, 0
+	}
+	return 0, rank
+}
+
+func satisfies(p Preset, c v1alpha1.EffectiveChannel) bool {
+	if c.Mode != v1alpha1.ChannelRequired {
+		return false
+	}
+	for _, proto := range c.Protocols {
+		v, ok := ProtocolVersion(string(proto))
+		if !ok || !p.AllowsProtocol(v) {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(c.CipherSuites, func(name string) bool {
+		s, ok := Lookup(name)
+		return !ok || !p.Allows(s)
+	})
+}
