@@ -15,22 +15,27 @@ type RequestDistribution string
 // OperationProportions are the shares of each operation, in percent; they must add up to 100.
 // +kubebuilder:validation:XValidation:rule="self.read + self.update + self.insert + self.scan + self.readModifyWrite == 100",message="read + update + insert + scan + readModifyWrite must add up to 100 (percent)"
 type OperationProportions struct {
+	// read: percent of operations that read one record (YCSB readproportion).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Read int32 `json:"read"`
+	// update: percent that overwrite one field of a record (updateproportion).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Update int32 `json:"update"`
+	// insert: percent that insert a new record (insertproportion).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Insert int32 `json:"insert"`
+	// scan: percent that read a short range of records (scanproportion).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Scan int32 `json:"scan"`
+	// readModifyWrite: percent that read a record and write it back (readmodifywriteproportion).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
@@ -221,9 +226,13 @@ type LatencySummary struct {
 	// errors of this operation.
 	// +optional
 	Errors int64 `json:"errors,omitempty"`
+	// p50Micros: median latency.
 	P50Micros int64 `json:"p50Micros"`
+	// p95Micros: 95th percentile latency.
 	P95Micros int64 `json:"p95Micros"`
+	// p99Micros: 99th percentile latency.
 	P99Micros int64 `json:"p99Micros"`
+	// maxMicros: slowest operation.
 	MaxMicros int64 `json:"maxMicros"`
 }
 

@@ -26,7 +26,7 @@ import (
 type Env struct {
 	env    *envtest.Environment
 	Config *rest.Config
-	Client client.Client
+	Client client.WithWatch
 	Scheme *k8sruntime.Scheme
 }
 
@@ -92,7 +92,7 @@ func Start() (*Env, error) {
 	if e.Config, err = e.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting envtest (kube-apiserver and etcd from %s): %w", bin, err)
 	}
-	if e.Client, err = client.New(e.Config, client.Options{Scheme: e.Scheme}); err != nil {
+	if e.Client, err = client.NewWithWatch(e.Config, client.Options{Scheme: e.Scheme}); err != nil {
 		_ = e.env.Stop()
 		return nil, err
 	}

@@ -1,0 +1,79 @@
+// Command manager runs the Secured Datastore Operator: the controllers for SecuredDatastore,
+// EncryptionProfile, DatastoreBenchmark and TradeoffStudy.
+package main
+
+import (
+	"flag"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/controllers"
+)
+
+func main() {
+	var (
+		metricsAddr string
+		probeAddr   string
+		leaderElect bool
+		leaderNS    string
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
+	flag.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace.")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, cmv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			log.Error(err, "Building the scheme failed")
+			os.Exit(1)
+		}
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "secured-datastore-operator.datastore.secured.dev",
+		LeaderElectionNamespace: leaderNS,
+		// Release the lease on shutdown so a new replica takes over at once during upgrades.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		log.Error(err, "Creating the manager failed")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controllers.SetupWithManager(ctx, mgr); err != nil {
+		log.Error(err, "Setting up the controllers failed")
+		os.Exit(1)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		log.Error(err, "Adding the health check failed")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		log.Error(err, "Adding the readiness check failed")
+		os.Exit(1)
+	}
+	log.Info("Starting the manager")
+	if err := mgr.Start(ctx); err != nil {
+		log.Error(err, "The manager stopped with an error")
+		os.Exit(1)
+	}
+}

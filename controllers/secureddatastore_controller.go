@@ -1,0 +1,224 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+)
+
+// profileRefIndex indexes SecuredDatastores by the EncryptionProfile they reference, so a
+// profile change re-reconciles exactly its datastores.
+const profileRefIndex = "spec.encryption.profileRef"
+
+// SecuredDatastoreReconciler reconciles SecuredDatastores.
+type SecuredDatastoreReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// datastoreScope carries what one reconcile pass read and decided.
+type datastoreScope struct {
+	ds         *v1alpha1.SecuredDatastore
+	profile    *v1alpha1.EncryptionProfile // nil when the datastore has no profileRef
+	resolution *crypto.Resolution          // nil until the profile resolves
+}
+
+type datastorePhase func(context.Context, *datastoreScope) (ctrl.Result, error)
+
+// errPhaseBlocked stops the remaining phases without an error: the status says why.
+var errPhaseBlocked = errors.New("blocked")
+
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores/status,verbs=get;patch
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=encryptionprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+	ds := &v1alpha1.SecuredDatastore{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ds.DeletionTimestamp.IsZero() {
+		// Children carry owner references; the garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+	before := ds.DeepCopy()
+	s := &datastoreScope{ds: ds}
+
+	defer func() {
+		r.summarize(s)
+		if reterr == nil {
+			ds.Status.ObservedGeneration = ds.Generation
+		}
+		if _, err := patchStatus(ctx, r.Client, before, ds, func(d *v1alpha1.SecuredDatastore) any { return d.Status }); err != nil {
+			if apierrors.IsNotFound(err) {
+				return // deleted while we reconciled
+			}
+			if apierrors.IsConflict(err) && reterr == nil {
+				result = ctrl.Result{Requeue: true}
+				return
+			}
+			reterr = kerrors.NewAggregate([]error{reterr, err})
+		}
+	}()
+
+	phases := []datastorePhase{r.resolveProfile, r.reconcileEngine}
+	for _, phase := range phases {
+		res, err := phase(ctx, s)
+		if errors.Is(err, errPhaseBlocked) {
+			return res, nil
+		}
+		if err != nil || !res.IsZero() {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// resolveProfile reads the referenced EncryptionProfile, merges the inline overrides and
+// records the effective profile and its rank.
+func (r *SecuredDatastoreReconciler) resolveProfile(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	enc := &ds.Spec.Encryption
+	var base *v1alpha1.EncryptionSettings
+	label := "inline"
+	if enc.ProfileRef != "" {
+		s.profile = &v1alpha1.EncryptionProfile{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: enc.ProfileRef}, s.profile); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, fmt.Errorf("reading EncryptionProfile %s: %w", enc.ProfileRef, err)
+			}
+			s.profile = nil
+			msg := fmt.Sprintf("EncryptionProfile %q does not exist: create it (the chart ships a catalogue; kubectl get encryptionprofiles lists them) or fix spec.encryption.profileRef", enc.ProfileRef)
+			r.profileProblem(ds, v1alpha1.ReasonProfileNotFound, msg)
+			return ctrl.Result{}, errPhaseBlocked // the profile watch brings us back
+		}
+		base = &s.profile.Spec.EncryptionSettings
+		label = enc.ProfileRef
+		if hasOverrides(&enc.EncryptionSettings) {
+			label += "+overrides"
+		}
+	}
+	res, errs := crypto.Resolve(base, &enc.EncryptionSettings, ds.Spec.Engine, specEncryptionPath)
+	if len(errs) > 0 {
+		r.profileProblem(ds, v1alpha1.ReasonInvalidProfile, "the effective profile is invalid: "+errs.ToAggregate().Error())
+		return ctrl.Result{}, errPhaseBlocked
+	}
+	s.resolution = &res
+	st := ensureEncryptionStatus(ds)
+	st.Profile = label
+	st.Effective = &res.Effective
+	st.Assessment = &res.Assessment
+	msg := fmt.Sprintf("effective profile %s has security rank %d (client-to-node %d, node-to-node %d)", label, res.Assessment.Rank, res.Assessment.ClientToNodeRank, res.Assessment.NodeToNodeRank)
+	if len(res.Warnings) > 0 {
+		msg += "; " + joinSentences(res.Warnings)
+	}
+	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProfileResolved, metav1.ConditionTrue, v1alpha1.ReasonResolved, msg) {
+		r.Recorder.Eventf(ds, s.profile, "Normal", v1alpha1.ReasonResolved, "ResolveProfile", "%s", msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+var specEncryptionPath = fieldPath("spec", "encryption")
+
+func (r *SecuredDatastoreReconciler) profileProblem(ds *v1alpha1.SecuredDatastore, reason, msg string) {
+	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProfileResolved, metav1.ConditionFalse, reason, msg) {
+		r.Recorder.Eventf(ds, nil, "Warning", reason, "ResolveProfile", "%s", msg)
+	}
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, "the encryption profile does not resolve; see ProfileResolved")
+}
+
+// reconcileEngine deploys the engine. This operator version resolves and verifies profiles
+// only; the engines' builders arrive with their own changes, and until then status says so
+// rather than pretending the datastore runs.
+func (r *SecuredDatastoreReconciler) reconcileEngine(_ context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonEngineNotManaged,
+		fmt.Sprintf("the profile is resolved, but this operator version does not deploy %s clusters yet", ds.Spec.Engine))
+	return ctrl.Result{}, nil
+}
+
+// summarize derives phase and node counts from the conditions the phases set.
+func (r *SecuredDatastoreReconciler) summarize(s *datastoreScope) {
+	ds := s.ds
+	ds.Status.Nodes = desiredNodes(ds)
+	switch {
+	case isFalse(ds.Status.Conditions, v1alpha1.ConditionProfileResolved):
+		ds.Status.Phase = v1alpha1.PhaseFailed
+	case isTrue(ds.Status.Conditions, v1alpha1.ConditionReady):
+		ds.Status.Phase = v1alpha1.PhaseReady
+	default:
+		ds.Status.Phase = v1alpha1.PhasePending
+	}
+}
+
+func desiredNodes(ds *v1alpha1.SecuredDatastore) int32 {
+	switch ds.Spec.Engine {
+	case v1alpha1.EngineCassandra:
+		if ds.Spec.Cassandra != nil && ds.Spec.Cassandra.Nodes != nil {
+			return *ds.Spec.Cassandra.Nodes
+		}
+	case v1alpha1.EngineHBase:
+		if ds.Spec.HBase != nil && ds.Spec.HBase.RegionServers != nil {
+			return *ds.Spec.HBase.RegionServers
+		}
+	}
+	return 3
+}
+
+func ensureEncryptionStatus(ds *v1alpha1.SecuredDatastore) *v1alpha1.EncryptionStatus {
+	if ds.Status.Encryption == nil {
+		ds.Status.Encryption = &v1alpha1.EncryptionStatus{}
+	}
+	return ds.Status.Encryption
+}
+
+func hasOverrides(s *v1alpha1.EncryptionSettings) bool {
+	return s.ClientToNode != nil || s.NodeToNode != nil || s.HBase != nil || s.VPN != nil || len(s.Compliance) > 0
+}
+
+// SetupWithManager registers the reconciler, its index and its watches.
+func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.SecuredDatastore{}, profileRefIndex, func(o client.Object) []string {
+		if ref := o.(*v1alpha1.SecuredDatastore).Spec.Encryption.ProfileRef; ref != "" {
+			return []string{ref}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.datastoresUsingProfile),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("secureddatastore").
+		Complete(r)
+}
+
+func (r *SecuredDatastoreReconciler) datastoresUsingProfile(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.SecuredDatastoreList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{profileRefIndex: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing datastores that use a profile failed", "profile", o.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(list.Items))
+	for i, d := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)}
+	}
+	return reqs
+}
