@@ -16,6 +16,7 @@ generate: ## Regenerate CEL rules from the cipher-suite catalogue, deepcopy, CRD
 	$(GO) run ./hack/gencel
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(GO) run ./hack/crdtidy config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=secured-datastore-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: build
@@ -53,5 +54,9 @@ bench: ## Go benchmarks (catalogue, profile resolution).
 ##@ Run
 
 .PHONY: run
-run: envtest-assets ## Run the operator against the cluster in KUBECONFIG.
-	$(GO) run ./cmd/manager
+run: ## Run the operator against the cluster in KUBECONFIG.
+	$(GO) run ./cmd/manager --metrics-bind-address=0 --health-probe-bind-address=:8081
+
+.PHONY: dev-apiserver
+dev-apiserver: envtest-assets ## Start a real API server with the CRDs (no nodes) for kubectl explain and make run.
+	$(GO) run ./hack/devapiserver

@@ -105,9 +105,12 @@ type TLSSettings struct {
 	// +kubebuilder:validation:MaxItems=2
 	Protocols []TLSProtocol `json:"protocols,omitempty"`
 
-	// cipherSuites the server accepts, by IANA name, in preference order. Pin exactly one suite
-	// to benchmark it: the wire prober then verifies that no other suite is accepted. Defaults to
-	// the Mozilla "intermediate" suites of the chosen protocols.
+	// cipherSuites the server accepts, by IANA name, in preference order. TLS 1.3 suites are
+	// TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256; TLS 1.2
+	// suites name their key exchange, e.g. TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 (ECDSA
+	// certificates, the default) or TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (RSA certificates).
+	// Pin exactly one suite to benchmark it: the wire prober then verifies that no other suite is
+	// accepted. Defaults to the Mozilla "intermediate" suites of the chosen protocols.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=32
@@ -134,7 +137,9 @@ type ChannelEncryption struct {
 	// +optional
 	Mode ChannelMode `json:"mode,omitempty"`
 
-	// tls settings, used when mode is Optional or Required.
+	// tls settings, used when mode is Optional or Required. When omitted the channel accepts
+	// TLS 1.2 and 1.3 with the Mozilla "intermediate" suites, restricted to any declared
+	// compliance presets.
 	// +optional
 	TLS *TLSSettings `json:"tls,omitempty"`
 }
@@ -311,11 +316,16 @@ type VPNSettings struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.compliance) || !('Mozilla-Intermediate' in self.compliance) || !has(self.nodeToNode) || !has(self.nodeToNode.tls) || !has(self.nodeToNode.tls.cipherSuites) || self.nodeToNode.tls.cipherSuites.all(s, s in ['TLS_DHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_DHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256'])",messageExpression="'nodeToNode.tls.cipherSuites: ' + self.nodeToNode.tls.cipherSuites.filter(s, !(s in ['TLS_DHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_DHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256']))[0] + ' is outside compliance preset Mozilla-Intermediate: keep only suites the preset allows, or remove Mozilla-Intermediate from compliance'",fieldPath=".nodeToNode.tls.cipherSuites"
 // +secured:generated:end compliance-rules
 type EncryptionSettings struct {
-	// clientToNode ("AR") protects traffic between applications and the datastore.
+	// clientToNode ("AR", application-replica) protects traffic between applications and the
+	// datastore: Cassandra's CQL native port, HBase's client RPC. Set mode Required for TLS only,
+	// Optional while migrating a live cluster, Disabled for plaintext. Example:
+	//   clientToNode: {mode: Required, tls: {protocols: [TLSv1.3], cipherSuites: [TLS_AES_128_GCM_SHA256]}}
 	// +optional
 	ClientToNode *ClientToNodeEncryption `json:"clientToNode,omitempty"`
 
-	// nodeToNode ("RR") protects traffic between the datastore's servers.
+	// nodeToNode ("RR", replica-replica) protects traffic between the datastore's own servers:
+	// Cassandra's storage port, HBase Master/RegionServer RPC. Nodes authenticate each other with
+	// their certificates (clientAuth defaults to Required here).
 	// +optional
 	NodeToNode *NodeToNodeEncryption `json:"nodeToNode,omitempty"`
 

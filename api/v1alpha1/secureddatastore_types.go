@@ -418,7 +418,7 @@ type SecuredDatastoreStatus struct {
 // downtime, and probes the wire to report what is really accepted (EncryptionVerified).
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=sds;sdstore,categories=secured
+// +kubebuilder:resource:shortName=sds;sdstore;securedatastore,categories=secured
 // +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyNodes`,priority=1
