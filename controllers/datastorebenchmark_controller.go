@@ -28,11 +28,13 @@ type DatastoreBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch
 
 func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	b := &v1alpha1.DatastoreBenchmark{}
-	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	before := b.DeepCopy()
+	return reconcileOnce(ctx, r.Client, req.NamespacedName, &v1alpha1.DatastoreBenchmark{},
+		func(b *v1alpha1.DatastoreBenchmark) any { return b.Status },
+		func(b *v1alpha1.DatastoreBenchmark) error { return r.checkTarget(ctx, b) })
+}
+
+// checkTarget reports whether the benchmark's target exists.
+func (r *DatastoreBenchmarkReconciler) checkTarget(ctx context.Context, b *v1alpha1.DatastoreBenchmark) error {
 	st := &b.Status
 	st.ObservedGeneration = b.Generation
 	if st.Phase == "" {
@@ -40,21 +42,19 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 
 	reason, msg := "TargetFound", "the target exists; this operator version does not run benchmark Jobs yet"
-	status := metav1.ConditionFalse
 	if ref := b.Spec.Target.DatastoreRef; ref != nil {
 		var ds v1alpha1.SecuredDatastore
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ref.Name}, &ds); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, err
+				return err
 			}
 			reason, msg = "TargetNotFound", fmt.Sprintf("SecuredDatastore %q does not exist in namespace %s: create it or fix spec.target.datastoreRef.name", ref.Name, b.Namespace)
 		}
 	}
-	if setCondition(&st.Conditions, b.Generation, v1alpha1.ConditionReady, status, reason, msg) && reason == "TargetNotFound" {
+	if setCondition(&st.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) && reason == "TargetNotFound" {
 		r.Recorder.Eventf(b, nil, "Warning", reason, "CheckTarget", "%s", msg)
 	}
-	_, err := patchStatus(ctx, r.Client, before, b, func(x *v1alpha1.DatastoreBenchmark) any { return x.Status })
-	return requeueOnConflict(err)
+	return nil
 }
 
 // SetupWithManager registers the reconciler.

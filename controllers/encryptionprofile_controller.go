@@ -28,12 +28,12 @@ type EncryptionProfileReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 func (r *EncryptionProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	profile := &v1alpha1.EncryptionProfile{}
-	if err := r.Client.Get(ctx, req.NamespacedName, profile); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	before := profile.DeepCopy()
+	return reconcileOnce(ctx, r.Client, req.NamespacedName, &v1alpha1.EncryptionProfile{},
+		func(p *v1alpha1.EncryptionProfile) any { return p.Status }, r.rank)
+}
 
+// rank resolves the profile on its own and records its assessment.
+func (r *EncryptionProfileReconciler) rank(profile *v1alpha1.EncryptionProfile) error {
 	res, errs := crypto.Resolve(&profile.Spec.EncryptionSettings, nil, "", field.NewPath("spec"))
 	st := &profile.Status
 	st.ObservedGeneration = profile.Generation
@@ -52,8 +52,7 @@ func (r *EncryptionProfileReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			r.Recorder.Eventf(profile, nil, corev1.EventTypeNormal, v1alpha1.ReasonResolved, "Resolve", "Security rank %d (client-to-node %d, node-to-node %d)", res.Assessment.Rank, res.Assessment.ClientToNodeRank, res.Assessment.NodeToNodeRank)
 		}
 	}
-	_, err := patchStatus(ctx, r.Client, before, profile, func(p *v1alpha1.EncryptionProfile) any { return p.Status })
-	return requeueOnConflict(err)
+	return nil
 }
 
 // SetupWithManager registers the reconciler.

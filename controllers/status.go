@@ -57,3 +57,18 @@ func requeueOnConflict(err error) (ctrl.Result, error) {
 	}
 	return ctrl.Result{}, err
 }
+
+// reconcileOnce is the skeleton of the reconcilers whose work fits in one function: fetch obj,
+// let body change it, write its status once if it changed.
+func reconcileOnce[T client.Object](ctx context.Context, c client.Client, key client.ObjectKey, obj T,
+	status func(T) any, body func(T) error) (ctrl.Result, error) {
+	if err := c.Get(ctx, key, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := obj.DeepCopyObject().(T)
+	if err := body(obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	_, err := patchStatus(ctx, c, before, obj, status)
+	return requeueOnConflict(err)
+}

@@ -32,11 +32,13 @@ type TradeoffStudyReconciler struct {
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=encryptionprofiles,verbs=get;list;watch
 
 func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	study := &v1alpha1.TradeoffStudy{}
-	if err := r.Client.Get(ctx, req.NamespacedName, study); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	before := study.DeepCopy()
+	return reconcileOnce(ctx, r.Client, req.NamespacedName, &v1alpha1.TradeoffStudy{},
+		func(s *v1alpha1.TradeoffStudy) any { return s.Status },
+		func(s *v1alpha1.TradeoffStudy) error { return r.checkMatrix(ctx, s) })
+}
+
+// checkMatrix reports whether every profile of the matrix exists.
+func (r *TradeoffStudyReconciler) checkMatrix(ctx context.Context, study *v1alpha1.TradeoffStudy) error {
 	st := &study.Status
 	st.ObservedGeneration = study.Generation
 	if st.Phase == "" {
@@ -47,7 +49,7 @@ func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	for _, name := range study.Spec.Matrix.Profiles {
 		if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, &v1alpha1.EncryptionProfile{}); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, err
+				return err
 			}
 			missing = append(missing, name)
 		}
@@ -61,8 +63,7 @@ func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if setCondition(&st.Conditions, study.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) && len(missing) > 0 {
 		r.Recorder.Eventf(study, nil, "Warning", reason, "CheckMatrix", "%s", msg)
 	}
-	_, err := patchStatus(ctx, r.Client, before, study, func(x *v1alpha1.TradeoffStudy) any { return x.Status })
-	return requeueOnConflict(err)
+	return nil
 }
 
 // SetupWithManager registers the reconciler.

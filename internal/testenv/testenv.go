@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,6 +100,3 @@ func Start() (*Env, error) {
 
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.env.Stop() }
-
-// GVK returns the group, version and kind of one of our objects.
-func GVK(kind string) schema.GroupVersionKind { return v1alpha1.GroupVersion.WithKind(kind) }
