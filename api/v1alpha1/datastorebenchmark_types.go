@@ -194,11 +194,12 @@ type PrometheusOutput struct {
 
 // DatastoreBenchmarkSpec describes a benchmark.
 type DatastoreBenchmarkSpec struct {
-	// target to measure.
+	// target to measure: a SecuredDatastore (endpoints and TLS material found automatically) or
+	// external endpoints.
 	Target BenchmarkTarget `json:"target"`
-	// workload to run.
+	// workload to run: a YCSB core workload (A-F) with optional explicit proportions and sizes.
 	Workload Workload `json:"workload"`
-	// load to apply.
+	// load to apply: closed loop at full speed (MaxThroughput) or open loop at a fixed rate.
 	// +optional
 	Load Load `json:"load,omitempty"`
 	// repetitions of the measured run. Defaults to 3.

@@ -122,16 +122,19 @@ type StudyCost struct {
 // TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
 // and decision rule.
 type TradeoffStudySpec struct {
-	// template of every cell's SecuredDatastore.
+	// template of every cell's SecuredDatastore: engine, version, topology and certificates. The
+	// matrix sets the encryption profile, acceleration and cluster size of each cell.
 	Template DatastoreTemplate `json:"template"`
-	// matrix of factors.
+	// matrix of factors (step 1, the design space): profiles × acceleration × cluster sizes;
+	// every combination is a cell.
 	Matrix StudyMatrix `json:"matrix"`
-	// constraints that prune cells.
+	// constraints (step 2) prune cells whose profile misses a compliance preset or a minimum
+	// security rank; pruned cells are listed in status with the reason, never run.
 	// +optional
 	Constraints *StudyConstraints `json:"constraints,omitempty"`
-	// workload each repetition runs.
+	// workload each repetition runs: a YCSB core workload.
 	Workload Workload `json:"workload"`
-	// load each repetition applies.
+	// load each repetition applies: closed loop at full speed, or a fixed rate.
 	// +optional
 	Load Load `json:"load,omitempty"`
 	// repetitions per cell, run in randomized interleaved order across cells so drift on a
@@ -144,10 +147,12 @@ type TradeoffStudySpec struct {
 	// recorded in status.
 	// +optional
 	Seed *int64 `json:"seed,omitempty"`
-	// decision rule for the recommendation.
+	// decision rule (steps 3 and 6): how measurements become a recommendation, e.g. the
+	// highest-ranked profile whose overhead stays within a budget.
 	// +optional
 	Decision StudyDecision `json:"decision,omitempty"`
-	// cost inputs.
+	// cost inputs: the price of a node-hour, to express the cost of security as the extra nodes
+	// (and money) needed to restore baseline throughput.
 	// +optional
 	Cost *StudyCost `json:"cost,omitempty"`
 	// paused stops scheduling new repetitions; running ones finish.

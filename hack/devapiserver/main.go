@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "bin/dev-apiserver.kubeconfig", "where to write the kubeconfig")
+	kubeconfig := flag.String("write-kubeconfig", "bin/dev-apiserver.kubeconfig", "where to write the kubeconfig")
 	flag.Parse()
 	e, err := testenv.Start()
 	if err != nil {
