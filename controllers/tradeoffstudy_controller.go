@@ -42,7 +42,7 @@ func (r *TradeoffStudyReconciler) checkMatrix(ctx context.Context, study *v1alph
 	st := &study.Status
 	st.ObservedGeneration = study.Generation
 	if st.Phase == "" {
-		st.Phase = "Pending"
+		st.Phase = v1alpha1.StudyPending
 	}
 
 	var missing []string

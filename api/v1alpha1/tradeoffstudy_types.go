@@ -164,6 +164,15 @@ type TradeoffStudySpec struct {
 // +kubebuilder:validation:Enum=Pending;Pruned;Provisioning;Measuring;Done;Failed
 type CellState string
 
+const (
+	CellPending      CellState = "Pending"
+	CellPruned       CellState = "Pruned"
+	CellProvisioning CellState = "Provisioning"
+	CellMeasuring    CellState = "Measuring"
+	CellDone         CellState = "Done"
+	CellFailed       CellState = "Failed"
+)
+
 // StudyCell is one combination of factors and its results.
 type StudyCell struct {
 	// name of the cell, e.g. tls13-aes128-on-3.
@@ -222,6 +231,17 @@ type Recommendation struct {
 // StudyPhase summarises a study.
 // +kubebuilder:validation:Enum=Pending;Planning;Running;Analyzing;Succeeded;Failed;Paused;Cancelled
 type StudyPhase string
+
+const (
+	StudyPending   StudyPhase = "Pending"
+	StudyPlanning  StudyPhase = "Planning"
+	StudyRunning   StudyPhase = "Running"
+	StudyAnalyzing StudyPhase = "Analyzing"
+	StudySucceeded StudyPhase = "Succeeded"
+	StudyFailed    StudyPhase = "Failed"
+	StudyPaused    StudyPhase = "Paused"
+	StudyCancelled StudyPhase = "Cancelled"
+)
 
 // TradeoffStudyStatus is the progress and results of a study; every piece of progress lives
 // here so a restarted operator resumes where it was.
