@@ -1,5 +1,5 @@
-// Wrapper module: builds etcd from the Go module proxy for envtest.
-module secured.dev/hack/envtest/etcd
+// Wrapper module: builds etcd from the Go module proxy (envtest, Kind node image). See hack/build-go-binary.sh.
+module secured.dev/hack/etcd
 
 go 1.26
 
