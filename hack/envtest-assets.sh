@@ -5,15 +5,14 @@
 # Upstream's setup-envtest downloads prebuilt tarballs from GitHub, which these machines cannot
 # reach; building from source takes ~5 minutes on 2 cores, once.
 set -euo pipefail
-ETCD_VERSION=v3.6.8 # must match hack/etcd/go.mod (the etcd line Kubernetes v1.36.3 pins)
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/hack/versions.sh"
 grep -q "go.etcd.io/etcd/server/v3 $ETCD_VERSION" "$root/hack/etcd/go.mod" ||
   { echo "envtest-assets: ETCD_VERSION $ETCD_VERSION differs from hack/etcd/go.mod" >&2; exit 1; }
 
 etcd=$("$root/hack/build-go-binary.sh" etcd "$root/hack/etcd" . "$ETCD_VERSION")
 apiserver_dir=$("$root/hack/kube-binaries.sh" kube-apiserver)
-kube_version=$(basename "$apiserver_dir")
-out="$root/bin/envtest/k8s-$kube_version-etcd-$ETCD_VERSION"
+out="$root/bin/envtest/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION"
 mkdir -p "$out"
 ln -sf "$apiserver_dir/kube-apiserver" "$out/kube-apiserver"
 ln -sf "$etcd" "$out/etcd"

@@ -4,8 +4,8 @@
 # through the wrapper module hack/kube, caches them in bin/<name>/<version>/, and prints the
 # directory of each. On 2 cores the first takes ~4-8 minutes, the others ~1-3 each.
 set -euo pipefail
-KUBE_VERSION=v1.36.3 # must match the require line in hack/kube/go.mod
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/hack/versions.sh"
 grep -q "k8s.io/kubernetes $KUBE_VERSION" "$root/hack/kube/go.mod" ||
   { echo "kube-binaries: KUBE_VERSION $KUBE_VERSION differs from hack/kube/go.mod" >&2; exit 1; }
 minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}

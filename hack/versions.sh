@@ -1,0 +1,9 @@
+# Versions of everything hack/ builds, in one place. Sourced by the build scripts; the wrapper
+# modules' go.mod files must require the same versions (the scripts check).
+KUBE_VERSION=v1.36.3    # hack/kube/go.mod
+ETCD_VERSION=v3.6.8     # hack/etcd/go.mod; the etcd line Kubernetes v1.36.3 pins
+ETCD_IMAGE_TAG=3.6.8-0  # what kubeadm v1.36 expects
+COREDNS_VERSION=v1.14.2 # hack/coredns/go.mod; what kubeadm v1.36 expects
+PAUSE_TAG=3.10.2        # what kubeadm v1.36 expects; the binary is ours (hack/kind/pause)
+KIND_VERSION=v0.33.0
+K8S_IMAGE_REPO=secured.dev/k8s
