@@ -51,6 +51,16 @@ test: prereqs envtest-assets ## Run every test: unit, API validation and control
 bench: ## Go benchmarks (catalogue, profile resolution).
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 
+##@ Kind (offline)
+
+.PHONY: kind-up
+kind-up: ## Start a Docker engine if needed and a 1+3 node Kind cluster; images built from package registries.
+	hack/kind-up.sh
+
+.PHONY: kind-down
+kind-down: ## Delete the Kind cluster (cached images stay).
+	hack/kind-down.sh
+
 ##@ Run
 
 .PHONY: run

@@ -38,7 +38,7 @@ image() {
     echo "COPY binary $path"
     [[ -n $entrypoint ]] && echo "ENTRYPOINT [\"$entrypoint\"]"
   } >"$ctx/Dockerfile"
-  docker build -q -t "$tag" "$ctx" >/dev/null
+  docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
   rm -rf "$ctx"
   mkdir -p "$(dirname "$tar")"
   docker save -o "$tar.tmp" "$tag"
