@@ -7,3 +7,11 @@ source "$root/hack/versions.sh"
 kind="$root/bin/kind-cli/$KIND_VERSION/kind"
 [[ -x $kind ]] || exit 0
 "$kind" delete cluster --name secured --kubeconfig "$root/bin/kind/kubeconfig"
+# Undo what hack/kind-up.sh changed on the host: the network and its forwarding rule.
+if docker network inspect kind >/dev/null 2>&1; then
+  bridge=$(docker network inspect kind -f '{{index .Options "com.docker.network.bridge.name"}}')
+  if [[ -n $bridge ]]; then
+    while iptables -D DOCKER-USER -i "$bridge" ! -o "$bridge" -j DROP 2>/dev/null; do :; done
+  fi
+  docker network rm kind >/dev/null 2>&1 || true
+fi

@@ -26,6 +26,18 @@ if "$kind" get clusters 2>/dev/null | grep -qx secured; then
   exit 0
 fi
 
+# The cluster's network is ours, on a bridge with a known name, so that nothing from the nodes
+# is forwarded beyond it: tests talk only to addresses on this machine, and a packet for a
+# not-yet-routed service address must die here rather than leave the host.
+if ! docker network inspect kind >/dev/null 2>&1; then
+  docker network create --driver bridge -o com.docker.network.bridge.name=kind0 kind >/dev/null
+fi
+bridge=$(docker network inspect kind -f '{{index .Options "com.docker.network.bridge.name"}}')
+if [[ -n $bridge ]] && ! iptables -C DOCKER-USER -i "$bridge" ! -o "$bridge" -j DROP 2>/dev/null; then
+  log "confining the kind network: host rule iptables DOCKER-USER -i $bridge ! -o $bridge -j DROP (hack/kind-down.sh removes it)"
+  iptables -I DOCKER-USER -i "$bridge" ! -o "$bridge" -j DROP
+fi
+
 image_args=()
 if [[ -n ${KIND_NODE_IMAGE:-} ]]; then
   image_args=(--image "$KIND_NODE_IMAGE")
