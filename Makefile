@@ -57,6 +57,10 @@ bench: ## Go benchmarks (catalogue, profile resolution).
 kind-up: ## Start a Docker engine if needed and a 1+3 node Kind cluster; images built from package registries.
 	hack/kind-up.sh
 
+.PHONY: images
+images: ## Build the product's images locally and load them into the Kind cluster when it runs.
+	hack/images.sh
+
 .PHONY: kind-down
 kind-down: ## Delete the Kind cluster (cached images stay).
 	hack/kind-down.sh

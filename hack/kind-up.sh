@@ -23,6 +23,7 @@ mkdir -p "$(dirname "$kubeconfig")"
 if "$kind" get clusters 2>/dev/null | grep -qx secured; then
   log "cluster secured exists"
   "$kind" export kubeconfig --name secured --kubeconfig "$kubeconfig" >/dev/null 2>&1
+  "$root/hack/kind-addons.sh"
   exit 0
 fi
 
@@ -51,4 +52,5 @@ fi
 log "creating cluster secured (1 control plane, 3 workers)"
 "$kind" create cluster --config "$root/hack/kind/cluster.yaml" "${image_args[@]}" \
   --kubeconfig "$kubeconfig" --wait 5m
+"$root/hack/kind-addons.sh"
 log "cluster ready in $((SECONDS - start))s; export KUBECONFIG=$kubeconfig"

@@ -165,8 +165,9 @@ const (
 )
 
 // CPUFeature is a CPU crypto feature, named as Node Feature Discovery names it in the label
-// feature.node.kubernetes.io/cpu-cpuid.<FEATURE>.
-// +kubebuilder:validation:Enum=AESNI;VAES;PCLMULQDQ;VPCLMULQDQ;GFNI;SHA;AVX2;AVX512F
+// feature.node.kubernetes.io/cpu-cpuid.<FEATURE>: AESNI (AES instructions), VAES (vector AES),
+// CLMUL (PCLMULQDQ, carry-less multiply for GCM), VPCLMULQDQ, GFNI, SHA, AVX2, AVX512F.
+// +kubebuilder:validation:Enum=AESNI;VAES;CLMUL;VPCLMULQDQ;GFNI;SHA;AVX2;AVX512F
 type CPUFeature string
 
 // PlacementSpec places datastore pods on nodes by their CPU crypto features.
