@@ -61,6 +61,10 @@ kind-up: ## Start a Docker engine if needed and a 1+3 node Kind cluster; images 
 images: ## Build the product's images locally and load them into the Kind cluster when it runs.
 	hack/images.sh
 
+.PHONY: e2e-smoke
+e2e-smoke: ## Smoke-test the Kind cluster: pods on every worker, cluster network, images, crypto labels, cert-manager.
+	KUBECONFIG=$(CURDIR)/bin/kind/kubeconfig $(GO) test -tags e2e -count=1 -v -run Smoke ./e2e/
+
 .PHONY: kind-down
 kind-down: ## Delete the Kind cluster (cached images stay).
 	hack/kind-down.sh

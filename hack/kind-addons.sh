@@ -16,3 +16,28 @@ log "crypto labeller ${image[crypto-labeller]}"
 sed "s|IMAGE|${image[crypto-labeller]}|" "$root/config/labeller/crypto-labeller.yaml" |
   "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
 "$kubectl" -n secured-system rollout status daemonset/crypto-labeller --timeout=120s >&2
+
+# cert-manager v1.11.5 (built locally; see hack/cert-manager-images.sh) with the cert-manager.io/v1
+# CRDs of the API module we compile against (v1.21.2, a superset of what v1.11 knows).
+declare -A cm
+while IFS='=' read -r name rest; do
+  cm[$name]=${rest%% *}
+  "$root/bin/kind-cli/$KIND_VERSION/kind" load image-archive "${rest##* }" --name secured >/dev/null
+done < <("$root/hack/cert-manager-images.sh")
+helm="$root/bin/helm/$HELM_VERSION/helm"
+[[ -x $helm ]] || GOBIN="$(dirname "$helm")" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+cm_module=$(cd "$root/hack/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
+api_module=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
+log "cert-manager ${cm[cert-manager-controller]##*:}"
+"$kubectl" apply --server-side --field-manager=kind-addons -f "$api_module/deploy/crds/" >/dev/null
+"$kubectl" create namespace cert-manager --dry-run=client -o yaml | "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
+"$helm" template cert-manager "$cm_module/deploy/charts/cert-manager" --namespace cert-manager \
+  --set installCRDs=false --set startupapicheck.enabled=false \
+  --set image.repository="${cm[cert-manager-controller]%:*}" --set image.tag="${cm[cert-manager-controller]##*:}" \
+  --set webhook.image.repository="${cm[cert-manager-webhook]%:*}" --set webhook.image.tag="${cm[cert-manager-webhook]##*:}" \
+  --set cainjector.image.repository="${cm[cert-manager-cainjector]%:*}" --set cainjector.image.tag="${cm[cert-manager-cainjector]##*:}" \
+  --set image.pullPolicy=IfNotPresent |
+  "$kubectl" apply --server-side --field-manager=kind-addons --force-conflicts -f - >/dev/null
+for d in cert-manager cert-manager-webhook cert-manager-cainjector; do
+  "$kubectl" -n cert-manager rollout status "deployment/$d" --timeout=180s >&2
+done

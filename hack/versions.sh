@@ -6,4 +6,5 @@ ETCD_IMAGE_TAG=3.6.8-0  # what kubeadm v1.36 expects
 COREDNS_VERSION=v1.14.2 # hack/coredns/go.mod; what kubeadm v1.36 expects
 PAUSE_TAG=3.10.2        # what kubeadm v1.36 expects; the binary is ours (hack/kind/pause)
 KIND_VERSION=v0.33.0
+HELM_VERSION=v3.22.0
 K8S_IMAGE_REPO=secured.dev/k8s
