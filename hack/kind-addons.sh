@@ -31,7 +31,13 @@ api_module=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert
 log "cert-manager ${cm[cert-manager-controller]##*:}"
 "$kubectl" apply --server-side --field-manager=kind-addons -f "$api_module/deploy/crds/" >/dev/null
 "$kubectl" create namespace cert-manager --dry-run=client -o yaml | "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
-"$helm" template cert-manager "$cm_module/deploy/charts/cert-manager" --namespace cert-manager \
+# The module carries the chart with its release-time Chart.yaml still a template.
+chart=$(mktemp -d)
+trap 'rm -rf "$chart"' EXIT
+cp -r "$cm_module/deploy/charts/cert-manager" "$chart/" && chmod -R u+w "$chart"
+sed 's/^version: .*/version: v1.11.5/; s/^appVersion: .*/appVersion: v1.11.5/' \
+  "$chart/cert-manager/Chart.template.yaml" >"$chart/cert-manager/Chart.yaml"
+"$helm" template cert-manager "$chart/cert-manager" --namespace cert-manager --kube-version "$KUBE_VERSION" \
   --set installCRDs=false --set startupapicheck.enabled=false \
   --set image.repository="${cm[cert-manager-controller]%:*}" --set image.tag="${cm[cert-manager-controller]##*:}" \
   --set webhook.image.repository="${cm[cert-manager-webhook]%:*}" --set webhook.image.tag="${cm[cert-manager-webhook]##*:}" \
