@@ -116,7 +116,8 @@ func TestSmokeEveryWorkerRunsPodsThatReachTheClusterNetwork(t *testing.T) {
 func TestSmokeImagesArePresent(t *testing.T) {
 	c := newClient(t)
 	want := []string{"secured.dev/manager:", "secured.dev/crypto-labeller:", "secured.dev/cert-manager-controller:",
-		"secured.dev/cert-manager-webhook:", "secured.dev/cert-manager-cainjector:"}
+		"secured.dev/cert-manager-webhook:", "secured.dev/cert-manager-cainjector:", "secured.dev/jre:",
+		"secured.dev/cassandra:", "secured.dev/prometheus:"}
 	for _, n := range workers(t, c) {
 		var names []string
 		for _, img := range n.Status.Images {

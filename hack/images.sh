@@ -31,9 +31,75 @@ go_image() {
   echo "$name=$tag $tar"
 }
 
+# save TAG: the image as a tarball in bin/images/, for kind load and the node image.
+save() {
+  local tar="$root/bin/images/${1//[\/:]/_}.tar"
+  if [[ ! -f $tar ]]; then
+    mkdir -p "$(dirname "$tar")"
+    docker save -o "$tar.tmp" "$1" && mv "$tar.tmp" "$tar"
+  fi
+  echo "$tar"
+}
+
+# debian_image NAME ENTRYPOINT PACKAGE...: a Debian root filesystem with the packages, as an image.
+debian_image() {
+  local name=$1 entrypoint=$2; shift 2
+  local rootfs tag
+  rootfs=$("$root/hack/rootfs.sh" "$name" "$@")
+  tag="secured.dev/$name:$(basename "$rootfs" .tar | sed "s/^$name-//")"
+  if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    log "importing $tag"
+    docker import ${entrypoint:+-c "ENTRYPOINT [\"$entrypoint\"]"} "$rootfs" "$tag" >/dev/null
+  fi
+  echo "$name=$tag $(save "$tag")"
+}
+
+# cassandra_image JRE_TAG: Apache Cassandra from Maven Central on the JRE base, with the upstream
+# image's layout (/etc/cassandra, /var/lib/cassandra, user 999) and our launcher.
+cassandra_image() {
+  local jre=$1 version ctx
+  version=$(sed -n 's:.*<cassandra.version>\(.*\)</cassandra.version>.*:\1:p' "$root/images/cassandra/pom.xml")
+  local lib="$root/bin/maven/cassandra-$version/lib"
+  if [[ ! -d $lib ]]; then
+    log "resolving Cassandra $version from Maven Central"
+    mvn -q -B -f "$root/images/cassandra/pom.xml" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$lib.tmp" >&2
+    mv "$lib.tmp" "$lib"
+  fi
+  local hash
+  hash=$( { echo "$jre"; ls "$lib"; find "$root/images/cassandra" -type f | sort | xargs sha256sum; } | sha256sum | cut -c1-12)
+  local tag="secured.dev/cassandra:$version-$hash"
+  if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    log "building $tag"
+    ctx=$(mktemp -d)
+    cp -r "$lib" "$ctx/lib"
+    cp -r "$root/images/cassandra/bin" "$root/images/cassandra/conf" "$ctx/"
+    cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $jre
+COPY lib /opt/cassandra/lib
+COPY bin /opt/cassandra/bin
+COPY conf /etc/cassandra
+RUN groupadd -r -g 999 cassandra && useradd -r -u 999 -g cassandra -d /var/lib/cassandra cassandra && \
+    mkdir -p /var/lib/cassandra /var/log/cassandra && chown -R cassandra:cassandra /var/lib/cassandra /var/log/cassandra
+ENV CASSANDRA_HOME=/opt/cassandra CASSANDRA_CONF=/etc/cassandra PATH=/opt/cassandra/bin:/usr/local/bin:/usr/bin:/bin
+USER 999:999
+EXPOSE 7000 7199 9042
+CMD ["cassandra", "-f"]
+DOCKERFILE
+    docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
+    rm -rf "$ctx"
+  fi
+  echo "cassandra=$tag $(save "$tag")"
+}
+
+jre=$(debian_image jre "" openjdk-17-jre-headless procps iproute2 passwd)
+jre_tag=${jre#*=}; jre_tag=${jre_tag%% *}
 images=(
   "$(go_image manager ./cmd/manager)"
   "$(go_image crypto-labeller ./cmd/crypto-labeller)"
+  "$jre"
+  "$(cassandra_image "$jre_tag")"
+  "$(debian_image prometheus /usr/bin/prometheus prometheus)"
 )
 
 kind="$root/bin/kind-cli/$KIND_VERSION/kind"
