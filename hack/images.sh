@@ -61,6 +61,11 @@ cassandra_image() {
   version=$(sed -n 's:.*<cassandra.version>\(.*\)</cassandra.version>.*:\1:p' "$root/images/cassandra/pom.xml")
   local lib="$root/bin/maven/cassandra-$version/lib"
   if [[ ! -d $lib ]]; then
+    if ! command -v mvn >/dev/null; then
+      log "installing Maven from Debian"
+      sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
+      $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq maven >/dev/null
+    fi
     log "resolving Cassandra $version from Maven Central"
     mvn -q -B -f "$root/images/cassandra/pom.xml" dependency:copy-dependencies \
       -DincludeScope=runtime -DoutputDirectory="$lib.tmp" >&2
