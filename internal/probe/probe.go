@@ -1,0 +1,281 @@
+// Package probe finds out what a TLS endpoint really accepts: which protocol versions, which
+// cipher suites of the catalogue (each offered alone in its own ClientHello), whether it demands
+// a client certificate, which certificate it presents, and whether it also answers plaintext.
+// A configuration file is a claim; this is the wire.
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"secured.dev/operator/internal/crypto"
+)
+
+// Plaintext says how to test whether an endpoint also accepts unencrypted clients.
+type Plaintext int
+
+const (
+	// PlaintextSkip: do not test.
+	PlaintextSkip Plaintext = iota
+	// PlaintextCQL: send a CQL OPTIONS frame; a SUPPORTED answer means plaintext is accepted.
+	PlaintextCQL
+)
+
+// Options tune a scan.
+type Options struct {
+	// ServerName is sent as SNI and used for nothing else (certificates are reported, not verified).
+	ServerName string
+	// Timeout bounds each connection. Defaults to 2s.
+	Timeout time.Duration
+	// Concurrency bounds parallel connections. Defaults to 16.
+	Concurrency int
+	// Plaintext selects the plaintext test.
+	Plaintext Plaintext
+	// Versions to try; defaults to TLS 1.0 through 1.3.
+	Versions []uint16
+}
+
+// Certificate summarises the leaf certificate an endpoint presented.
+type Certificate struct {
+	Subject, Issuer string
+	DNSNames        []string
+	NotAfter        time.Time
+}
+
+// Result is what a scan observed.
+type Result struct {
+	Address string
+	// Versions accepted, ascending.
+	Versions []uint16
+	// Suites accepted, by IANA code point, per version.
+	Suites map[uint16][]uint16
+	// ClientAuthRequired is set when a handshake without a client certificate was refused (nil
+	// when no full handshake was possible).
+	ClientAuthRequired *bool
+	// Certificate presented in a full handshake, when one was possible.
+	Certificate *Certificate
+	// PlaintextAccepted is nil when not tested.
+	PlaintextAccepted *bool
+	Duration          time.Duration
+}
+
+// SuiteNames lists every accepted suite's IANA name, across versions, without duplicates.
+func (r Result) SuiteNames() []string {
+	var out []string
+	for _, v := range r.Versions {
+		for _, id := range r.Suites[v] {
+			s, ok := crypto.LookupID(id)
+			name := s.Name
+			if !ok {
+				name = "0x" + hex16(id)
+			}
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// VersionNames lists accepted versions in JSSE spelling.
+func (r Result) VersionNames() []string {
+	out := make([]string, len(r.Versions))
+	for i, v := range r.Versions {
+		out[i] = crypto.ProtocolName(v)
+	}
+	return out
+}
+
+func hex16(v uint16) string {
+	const digits = "0123456789ABCDEF"
+	return string([]byte{digits[v>>12], digits[v>>8&15], digits[v>>4&15], digits[v&15]})
+}
+
+// ErrUnreachable wraps failures to connect at all.
+var ErrUnreachable = errors.New("endpoint unreachable")
+
+// Scan probes address (host:port).
+func Scan(ctx context.Context, address string, opts Options) (Result, error) {
+	start := time.Now()
+	if opts.Timeout == 0 {
+		opts.Timeout = 2 * time.Second
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = 16
+	}
+	if opts.Versions == nil {
+		opts.Versions = []uint16{crypto.VersionTLS10, crypto.VersionTLS11, crypto.VersionTLS12, crypto.VersionTLS13}
+	}
+	res := Result{Address: address, Suites: map[uint16][]uint16{}}
+	p := &prober{address: address, opts: opts}
+
+	// Reachability first, so that an unreachable endpoint fails once, clearly.
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return res, errors.Join(ErrUnreachable, err)
+	}
+	_ = conn.Close()
+
+	type job struct{ version, suite uint16 }
+	var jobs []job
+	for _, v := range opts.Versions {
+		for _, s := range crypto.All() {
+			if s.SupportsVersion(v) {
+				jobs = append(jobs, job{v, s.ID})
+			}
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, opts.Concurrency)
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if p.accepts(ctx, j.version, j.suite) {
+				mu.Lock()
+				res.Suites[j.version] = append(res.Suites[j.version], j.suite)
+				mu.Unlock()
+			}
+		}()
+	}
+	if opts.Plaintext == PlaintextCQL {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ok, err := p.cqlPlaintext(ctx); err == nil {
+				res.PlaintextAccepted = &ok
+			}
+		}()
+	}
+	wg.Wait()
+	for _, v := range opts.Versions {
+		if len(res.Suites[v]) > 0 {
+			slices.Sort(res.Suites[v])
+			res.Versions = append(res.Versions, v)
+		}
+	}
+	if len(res.Versions) > 0 {
+		res.Certificate, res.ClientAuthRequired = p.fullHandshake(ctx, res.Versions[len(res.Versions)-1])
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+type prober struct {
+	address string
+	opts    Options
+}
+
+func (p *prober) dial(ctx context.Context) (net.Conn, error) {
+	d := net.Dialer{Timeout: p.opts.Timeout}
+	conn, err := d.DialContext(ctx, "tcp", p.address)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Now().Add(p.opts.Timeout))
+	return conn, nil
+}
+
+// accepts offers exactly one suite at exactly one version and reports whether the server
+// chose it.
+func (p *prober) accepts(ctx context.Context, version, suite uint16) bool {
+	hello, err := clientHello(p.opts.ServerName, version, []uint16{suite})
+	if err != nil {
+		return false
+	}
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if _, err := conn.Write(hello); err != nil {
+		return false
+	}
+	sh, err := readServerHello(conn)
+	return err == nil && sh.CipherSuite == suite && sh.Version == version
+}
+
+// fullHandshake completes a handshake with crypto/tls (no client certificate) to read the
+// certificate and learn whether the server insists on a client certificate.
+func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificate, *bool) {
+	if version < tls.VersionTLS12 {
+		version = tls.VersionTLS12
+	}
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	defer conn.Close()
+	var requested bool
+	cfg := &tls.Config{
+		ServerName:         p.opts.ServerName,
+		InsecureSkipVerify: true, //nolint:gosec // we report the certificate; we do not trust it
+		MinVersion:         version,
+		MaxVersion:         version,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			requested = true
+			return &tls.Certificate{}, nil
+		},
+	}
+	tc := tls.Client(conn, cfg)
+	err = tc.HandshakeContext(ctx)
+	var cert *Certificate
+	if err == nil {
+		if peers := tc.ConnectionState().PeerCertificates; len(peers) > 0 {
+			cert = summarize(peers[0])
+		}
+		// In TLS 1.3 the server judges our (empty) certificate after the client finished:
+		// its verdict arrives as an alert on the first read.
+		_ = tc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err = tc.Read(make([]byte, 1))
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = nil
+		}
+	}
+	switch {
+	case err == nil:
+		required := false
+		return cert, &required
+	case requested && strings.Contains(err.Error(), "remote error: tls:"):
+		// The server asked for a certificate and refused the handshake without one (crypto/tls
+		// reports received alerts only as text).
+		required := true
+		return cert, &required
+	}
+	return cert, nil
+}
+
+func summarize(c *x509.Certificate) *Certificate {
+	return &Certificate{Subject: c.Subject.String(), Issuer: c.Issuer.String(), DNSNames: c.DNSNames, NotAfter: c.NotAfter}
+}
+
+// cqlPlaintext sends a CQL v4 OPTIONS frame; a server that accepts plaintext answers SUPPORTED.
+func (p *prober) cqlPlaintext(ctx context.Context) (bool, error) {
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	// version 4 request, no flags, stream 0, opcode OPTIONS (0x05), empty body
+	if _, err := conn.Write([]byte{0x04, 0x00, 0x00, 0x00, 0x05, 0, 0, 0, 0}); err != nil {
+		return false, err
+	}
+	var hdr [9]byte
+	if n, _ := io.ReadFull(conn, hdr[:]); n < 5 {
+		// A TLS-only port closes or answers with a TLS alert: plaintext refused.
+		return false, nil
+	}
+	return hdr[0]&0x80 != 0 && hdr[4] == 0x06, nil // response bit set, opcode SUPPORTED
+}

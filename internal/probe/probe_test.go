@@ -1,0 +1,255 @@
+package probe
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/crypto"
+)
+
+func selfSigned(t testing.TB, rsaKey bool) (tls.Certificate, []byte, []byte) {
+	t.Helper()
+	var key any
+	var pub any
+	if rsaKey {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, pub = k, &k.PublicKey
+	} else {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, pub = k, &k.PublicKey
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "probe.test"}, DNSNames: []string{"probe.test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, certPEM, keyPEM
+}
+
+// goServer serves TLS with crypto/tls on loopback until the test ends.
+func goServer(t testing.TB, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				_ = c.(*tls.Conn).Handshake()
+				_, _ = c.Read(make([]byte, 1))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func names(ids []uint16) []string {
+	var out []string
+	for _, id := range ids {
+		s, _ := crypto.LookupID(id)
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func TestScanFindsExactlyTheTLS12SuitesAGoServerAllows(t *testing.T) {
+	cert, _, _ := selfSigned(t, false)
+	allowed := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}
+	addr := goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12, CipherSuites: allowed})
+	res, err := Scan(context.Background(), addr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.VersionNames(); !reflect.DeepEqual(got, []string{"TLSv1.2"}) {
+		t.Errorf("versions %v, want [TLSv1.2]", got)
+	}
+	if got, want := res.SuiteNames(), names([]uint16{0xC02B, 0xCCA9}); !reflect.DeepEqual(got, want) {
+		t.Errorf("suites %v, want %v", got, want)
+	}
+	if res.Certificate == nil || res.Certificate.DNSNames[0] != "probe.test" {
+		t.Errorf("certificate %+v", res.Certificate)
+	}
+	if res.ClientAuthRequired == nil || *res.ClientAuthRequired {
+		t.Errorf("client auth required = %v, want false", res.ClientAuthRequired)
+	}
+}
+
+func TestScanReportsClientAuth(t *testing.T) {
+	cert, _, _ := selfSigned(t, false)
+	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		addr := goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: v, MaxVersion: v, ClientAuth: tls.RequireAnyClientCert})
+		res, err := Scan(context.Background(), addr, Options{Versions: []uint16{v}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ClientAuthRequired == nil || !*res.ClientAuthRequired {
+			t.Errorf("%s: client auth required = %v, want true", crypto.ProtocolName(v), res.ClientAuthRequired)
+		}
+	}
+}
+
+// opensslServer runs `openssl s_server` on a free loopback port until the test ends.
+func opensslServer(t testing.TB, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Fatal("openssl is needed (hack/prereqs.sh installs it)")
+	}
+	_, certPEM, keyPEM := selfSigned(t, true)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	cmd := exec.Command("openssl", append([]string{"s_server", "-quiet", "-accept", addr, "-cert", certFile, "-key", keyFile}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for i := 0; i < 50; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			_ = c.Close()
+			return addr
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("openssl s_server did not listen on %s", addr)
+	return ""
+}
+
+// A real OpenSSL server restricted to one TLS 1.3 suite: the per-suite ClientHello must see
+// exactly that one (Go's TLS client could not tell).
+func TestScanSeesOneTLS13SuiteOnOpenSSL(t *testing.T) {
+	addr := opensslServer(t, "-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384")
+	res, err := Scan(context.Background(), addr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.VersionNames(); !reflect.DeepEqual(got, []string{"TLSv1.3"}) {
+		t.Errorf("versions %v", got)
+	}
+	if got := res.SuiteNames(); !reflect.DeepEqual(got, []string{"TLS_AES_256_GCM_SHA384"}) {
+		t.Errorf("suites %v, want only TLS_AES_256_GCM_SHA384", got)
+	}
+}
+
+// Suites Go does not implement (DHE, CBC-SHA256) are probed too.
+func TestScanSeesSuitesGoDoesNotKnow(t *testing.T) {
+	addr := opensslServer(t, "-tls1_2", "-cipher", "DHE-RSA-AES128-SHA256:DHE-RSA-AES256-GCM-SHA384")
+	res, err := Scan(context.Background(), addr, Options{Versions: []uint16{crypto.VersionTLS12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"TLS_DHE_RSA_WITH_AES_128_CBC_SHA256", "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384"}
+	if got := res.SuiteNames(); !reflect.DeepEqual(got, want) {
+		t.Errorf("suites %v, want %v", got, want)
+	}
+}
+
+func TestScanUnreachable(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	if _, err := Scan(context.Background(), addr, Options{}); err == nil {
+		t.Fatal("no error for a closed port")
+	}
+}
+
+// cqlResponder answers any request with a CQL v4 SUPPORTED frame header, as a plaintext CQL
+// port does; a unit-test stand-in for the framing logic only (the data-plane tests use real
+// Cassandra).
+func cqlResponder(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Read(make([]byte, 9))
+			_, _ = c.Write([]byte{0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0})
+			_ = c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestCQLPlaintextDetection(t *testing.T) {
+	p := &prober{address: cqlResponder(t), opts: Options{Timeout: time.Second}}
+	if ok, err := p.cqlPlaintext(context.Background()); err != nil || !ok {
+		t.Errorf("plaintext CQL answer: got %v, %v", ok, err)
+	}
+	cert, _, _ := selfSigned(t, false)
+	p = &prober{address: goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}}), opts: Options{Timeout: time.Second}}
+	if ok, err := p.cqlPlaintext(context.Background()); err != nil || ok {
+		t.Errorf("TLS-only port: got %v, %v", ok, err)
+	}
+}
+
+// BenchmarkScan measures a full scan of one loopback endpoint (every catalogue suite at every
+// version, one connection each).
+func BenchmarkScan(b *testing.B) {
+	cert, _, _ := selfSigned(b, false)
+	addr := goServer(b, &tls.Config{Certificates: []tls.Certificate{cert}})
+	for b.Loop() {
+		res, err := Scan(context.Background(), addr, Options{})
+		if err != nil || len(res.Versions) == 0 {
+			b.Fatal(err, res)
+		}
+	}
+}
