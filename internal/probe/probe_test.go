@@ -68,6 +68,14 @@ func goServer(t testing.TB, cfg *tls.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, ln, func(c net.Conn) {
+		_ = c.(*tls.Conn).Handshake()
+		_, _ = c.Read(make([]byte, 1))
+	})
+}
+
+// serve runs handle on every connection to ln until the test ends.
+func serve(t testing.TB, ln net.Listener, handle func(net.Conn)) string {
 	t.Cleanup(func() { _ = ln.Close() })
 	go func() {
 		for {
@@ -78,8 +86,7 @@ func goServer(t testing.TB, cfg *tls.Config) string {
 			go func() {
 				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				_ = c.(*tls.Conn).Handshake()
-				_, _ = c.Read(make([]byte, 1))
+				handle(c)
 			}()
 		}
 	}()
@@ -214,19 +221,10 @@ func cqlResponder(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = c.Read(make([]byte, 9))
-			_, _ = c.Write([]byte{0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0})
-			_ = c.Close()
-		}
-	}()
-	return ln.Addr().String()
+	return serve(t, ln, func(c net.Conn) {
+		_, _ = c.Read(make([]byte, 9))
+		_, _ = c.Write([]byte{0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0})
+	})
 }
 
 func TestCQLPlaintextDetection(t *testing.T) {
