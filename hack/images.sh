@@ -72,7 +72,7 @@ cassandra_image() {
     mv "$lib.tmp" "$lib"
   fi
   local hash
-  hash=$( { echo "$jre"; ls "$lib"; find "$root/images/cassandra" -type f | sort | xargs sha256sum; } | sha256sum | cut -c1-12)
+  hash=$( { echo "$jre"; ls "$lib"; cd "$root/images/cassandra" && find . -type f | sort | xargs sha256sum; } | sha256sum | cut -c1-12)
   local tag="secured.dev/cassandra:$version-$hash"
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     log "building $tag"

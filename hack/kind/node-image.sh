@@ -22,7 +22,7 @@ inputs=$( {
   basename "$rootfs"
   for b in kubelet kubeadm kubectl; do sha256sum "$root/bin/$b/$KUBE_VERSION/$b" | cut -c1-16; done
   printf '%s\n' "${images[@]##*/}"
-  sha256sum "$root/hack/docker/runc-drop-sys-resource"
+  sha256sum <"$root/hack/docker/runc-drop-sys-resource"
   (cd "$root/hack/kind/node" && find . -type f | sort | xargs sha256sum)
 } | sha256sum | cut -c1-12)
 tag="secured.dev/kind-node:$KUBE_VERSION-$inputs"
