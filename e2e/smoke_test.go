@@ -112,23 +112,31 @@ func TestSmokeEveryWorkerRunsPodsThatReachTheClusterNetwork(t *testing.T) {
 	}
 }
 
-// The product's images are on every node (make images loads them).
+// The product's images are on every node (make images loads them). Kubelets report their
+// image lists periodically, so a just-loaded image may take a few seconds to show.
 func TestSmokeImagesArePresent(t *testing.T) {
 	c := newClient(t)
 	want := []string{"secured.dev/manager:", "secured.dev/crypto-labeller:", "secured.dev/cert-manager-controller:",
 		"secured.dev/cert-manager-webhook:", "secured.dev/cert-manager-cainjector:", "secured.dev/jre:",
 		"secured.dev/cassandra:", "secured.dev/prometheus:"}
-	for _, n := range workers(t, c) {
-		var names []string
-		for _, img := range n.Status.Images {
-			names = append(names, img.Names...)
-		}
-		for _, prefix := range want {
-			if !slices.ContainsFunc(names, func(s string) bool { return strings.Contains(s, prefix) }) {
-				t.Errorf("node %s has no image %s*", n.Name, prefix)
+	eventually(t, time.Minute, "every image on every worker", func() error {
+		var missing []string
+		for _, n := range workers(t, c) {
+			var names []string
+			for _, img := range n.Status.Images {
+				names = append(names, img.Names...)
+			}
+			for _, prefix := range want {
+				if !slices.ContainsFunc(names, func(s string) bool { return strings.Contains(s, prefix) }) {
+					missing = append(missing, n.Name+": "+prefix+"*")
+				}
 			}
 		}
-	}
+		if len(missing) > 0 {
+			return fmt.Errorf("missing %v", missing)
+		}
+		return nil
+	})
 }
 
 // Every node carries exactly the crypto labels its real CPU warrants, minus what a person hid,
