@@ -55,6 +55,7 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		res.Effective.NodeToNode.Scope = v1alpha1.ScopeAll
 	}
 	if engine == v1alpha1.EngineCassandra {
+		unifyEngines(&res.Effective)
 		for _, ch := range []struct {
 			name string
 			c    v1alpha1.EffectiveChannel
@@ -378,5 +379,18 @@ func setDefault[T comparable](dst *T, v T) {
 	var zero T
 	if *dst == zero {
 		*dst = v
+	}
+}
+
+// unifyEngines: Cassandra chooses one TLS engine for the whole process
+// (-Dcassandra.disable_tcactive_openssl), so when one channel needs the JDK, both get it.
+func unifyEngines(e *v1alpha1.EffectiveEncryption) {
+	ar, rr := &e.ClientToNode, &e.NodeToNode
+	for _, pair := range [][2]*v1alpha1.EffectiveChannel{{ar, rr}, {rr, ar}} {
+		need, other := pair[0], pair[1]
+		if need.Engine == v1alpha1.TLSEngineJDK && other.Mode != v1alpha1.ChannelDisabled && other.Engine == v1alpha1.TLSEngineOpenSSL {
+			other.Engine = v1alpha1.TLSEngineJDK
+			other.EngineReason = "Cassandra runs one TLS engine for both channels, and the other channel needs the JDK"
+		}
 	}
 }

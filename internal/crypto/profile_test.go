@@ -212,3 +212,23 @@ func BenchmarkResolve(b *testing.B) {
 		Resolve(s, nil, v1alpha1.EngineCassandra, field.NewPath("spec"))
 	}
 }
+
+// Cassandra has one TLS engine per process: a channel that needs the JDK takes the other along.
+func TestCassandraRunsOneEngine(t *testing.T) {
+	s := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: tlsChannel(v1alpha1.ChannelRequired, "", []v1alpha1.TLSProtocol{v1alpha1.TLSv13}, "TLS_AES_128_GCM_SHA256")},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: tlsChannel(v1alpha1.ChannelRequired, "", []v1alpha1.TLSProtocol{v1alpha1.TLSv13})},
+	}
+	res, errs := Resolve(s, nil, v1alpha1.EngineCassandra, field.NewPath("spec"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	rr := res.Effective.NodeToNode
+	if rr.Engine != v1alpha1.TLSEngineJDK || !strings.Contains(rr.EngineReason, "one TLS engine") {
+		t.Errorf("node-to-node engine %s (%s); want JDK because client-to-node needs it", rr.Engine, rr.EngineReason)
+	}
+	res, _ = Resolve(s, nil, v1alpha1.EngineHBase, field.NewPath("spec"))
+	if res.Effective.NodeToNode.Engine != v1alpha1.TLSEngineOpenSSL {
+		t.Errorf("HBase chooses per channel; got %s", res.Effective.NodeToNode.Engine)
+	}
+}

@@ -1,0 +1,179 @@
+// Package cassandra renders what a Cassandra node runs with, from a SecuredDatastore and its
+// effective encryption profile: cassandra.yaml and the JVM options. Pure functions: spec in,
+// files out; golden files pin the output for every shipped profile.
+package cassandra
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+)
+
+// Where the pod mounts things; the image follows the upstream layout (/etc/cassandra,
+// /var/lib/cassandra).
+const (
+	DataDir = "/var/lib/cassandra"
+	// TLSDir holds cert-manager's Secret: tls.key (PKCS#8), tls.crt, ca.crt, and the combined
+	// PEM (key then chain) PEMBasedSslContextFactory reads as its keystore.
+	TLSDir        = "/etc/cassandra/tls"
+	KeystorePEM   = TLSDir + "/tls-combined.pem"
+	TruststorePEM = TLSDir + "/ca.crt"
+
+	NativePort  = 9042
+	StoragePort = 7000
+	JMXPort     = 7199
+)
+
+// Topology is what the config needs to know about the cluster's shape.
+type Topology struct {
+	ClusterName string
+	Datacenter  string
+	// Seeds are host names of the first nodes (stable StatefulSet identities).
+	Seeds []string
+}
+
+// Config renders cassandra.yaml.
+func Config(t Topology, enc v1alpha1.EffectiveEncryption) ([]byte, error) {
+	seeds := make([]string, len(t.Seeds))
+	for i, s := range t.Seeds {
+		seeds[i] = fmt.Sprintf("%s:%d", s, StoragePort)
+	}
+	client, err := clientEncryption(enc.ClientToNode)
+	if err != nil {
+		return nil, fmt.Errorf("clientToNode: %w", err)
+	}
+	server, err := serverEncryption(enc.NodeToNode)
+	if err != nil {
+		return nil, fmt.Errorf("nodeToNode: %w", err)
+	}
+	cfg := map[string]any{
+		"cluster_name": t.ClusterName,
+		"num_tokens":   16,
+		"allocate_tokens_for_local_replication_factor": 3,
+		"partitioner":           "org.apache.cassandra.dht.Murmur3Partitioner",
+		"endpoint_snitch":       "GossipingPropertyFileSnitch",
+		"commitlog_sync":        "periodic",
+		"commitlog_sync_period": "10000ms",
+		"seed_provider": []any{map[string]any{
+			"class_name": "org.apache.cassandra.locator.SimpleSeedProvider",
+			"parameters": []any{map[string]any{"seeds": strings.Join(seeds, ",")}},
+		}},
+		// listen_address and rpc_address stay unset: Cassandra then binds the pod's address.
+		"rpc_address":               "0.0.0.0",
+		"native_transport_port":     NativePort,
+		"storage_port":              StoragePort,
+		"data_file_directories":     []string{DataDir + "/data"},
+		"commitlog_directory":       DataDir + "/commitlog",
+		"saved_caches_directory":    DataDir + "/saved_caches",
+		"hints_directory":           DataDir + "/hints",
+		"client_encryption_options": client,
+		"server_encryption_options": server,
+		// Security is this operator's job; authentication stays at Cassandra's default here.
+		"authenticator": "AllowAllAuthenticator",
+	}
+	return yaml.Marshal(cfg)
+}
+
+func tlsCommon(ch v1alpha1.EffectiveChannel, opts map[string]any) error {
+	opts["ssl_context_factory"] = map[string]any{"class_name": "org.apache.cassandra.security.PEMBasedSslContextFactory"}
+	opts["keystore"] = KeystorePEM
+	opts["truststore"] = TruststorePEM
+	protocols := make([]string, len(ch.Protocols))
+	for i, p := range ch.Protocols {
+		protocols[i] = string(p)
+	}
+	opts["accepted_protocols"] = protocols
+	suites, err := jsseNames(ch.CipherSuites)
+	if err != nil {
+		return err
+	}
+	opts["cipher_suites"] = suites
+	opts["require_client_auth"] = ch.ClientAuth == v1alpha1.ClientAuthRequired
+	return nil
+}
+
+// jsseNames maps IANA names to the JSSE names Cassandra's configuration takes (netty translates
+// them for the OpenSSL engine).
+func jsseNames(iana []string) ([]string, error) {
+	out := make([]string, len(iana))
+	for i, name := range iana {
+		s, ok := crypto.Lookup(name)
+		if !ok || s.JSSEName == "" && s.OpenSSLName == "" {
+			return nil, fmt.Errorf("cipher suite %s has no JSSE or OpenSSL name", name)
+		}
+		out[i] = s.JSSEName
+		if out[i] == "" {
+			out[i] = s.Name
+		}
+	}
+	return out, nil
+}
+
+func clientEncryption(ch v1alpha1.EffectiveChannel) (map[string]any, error) {
+	opts := map[string]any{"enabled": ch.Mode != v1alpha1.ChannelDisabled, "optional": ch.Mode == v1alpha1.ChannelOptional}
+	if ch.Mode == v1alpha1.ChannelDisabled {
+		return opts, nil
+	}
+	return opts, tlsCommon(ch, opts)
+}
+
+func serverEncryption(ch v1alpha1.EffectiveChannel) (map[string]any, error) {
+	opts := map[string]any{"internode_encryption": "none", "legacy_ssl_storage_port_enabled": false}
+	if ch.Mode == v1alpha1.ChannelDisabled {
+		return opts, nil
+	}
+	opts["internode_encryption"] = map[v1alpha1.InternodeScope]string{
+		v1alpha1.ScopeAll: "all", v1alpha1.ScopeDatacenter: "dc", v1alpha1.ScopeRack: "rack", "": "all",
+	}[ch.Scope]
+	// Optional: accept plaintext and TLS peers during a transition (Cassandra's two-step enable).
+	opts["optional"] = ch.Mode == v1alpha1.ChannelOptional
+	opts["outbound_keystore"] = KeystorePEM
+	return opts, tlsCommon(ch, opts)
+}
+
+// JVMOptions renders jvm-server.options: heap, the TLS engine, and crypto acceleration
+// switched off in software when the datastore emulates a CPU without AES-NI.
+func JVMOptions(heapMiB int64, enc v1alpha1.EffectiveEncryption, emulateNoAcceleration bool) []byte {
+	lines := []string{
+		"# Rendered by the Secured Datastore Operator.",
+		fmt.Sprintf("-Xms%dm", heapMiB),
+		fmt.Sprintf("-Xmx%dm", heapMiB),
+		"-XX:+UseG1GC",
+		"-XX:+HeapDumpOnOutOfMemoryError",
+		fmt.Sprintf("-Dcassandra.jmx.local.port=%d", JMXPort),
+	}
+	if usesJDK(enc) {
+		lines = append(lines, "# A channel needs the JDK TLS engine (see status.encryption.effective.*.engineReason).",
+			"-Dcassandra.disable_tcactive_openssl=true")
+	}
+	if emulateNoAcceleration {
+		lines = append(lines, "# Emulate a CPU without AES-NI/PCLMULQDQ for the JDK's own crypto.",
+			"-XX:-UseAES", "-XX:-UseCLMUL",
+			"-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAESIntrinsics", "-XX:-UseAESCTRIntrinsics", "-XX:-UseGHASHIntrinsics")
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// NoAccelerationEnv is the environment that hides AES-NI and PCLMULQDQ from OpenSSL-family
+// native code (BoringSSL in netty-tcnative): bits 57 and 33 of OPENSSL_ia32cap cleared.
+var NoAccelerationEnv = map[string]string{"OPENSSL_ia32cap": "~0x200000200000000"}
+
+// usesJDK: Cassandra has one switch for both channels, so one channel needing the JDK engine
+// moves both.
+func usesJDK(enc v1alpha1.EffectiveEncryption) bool {
+	for _, ch := range []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode} {
+		if ch.Mode != v1alpha1.ChannelDisabled && ch.Engine == v1alpha1.TLSEngineJDK {
+			return true
+		}
+	}
+	return false
+}
+
+// RackDC renders cassandra-rackdc.properties, which GossipingPropertyFileSnitch reads.
+func RackDC(t Topology) []byte {
+	return []byte(fmt.Sprintf("dc=%s\nrack=rack1\n", t.Datacenter))
+}

@@ -1,0 +1,101 @@
+package cassandra
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/render/cassandra -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s changed; rerun with -update if intended and review the diff.\ngot:\n%s", name, got)
+	}
+}
+
+var topology = Topology{ClusterName: "orders", Datacenter: "dc1", Seeds: []string{
+	"orders-0.orders-seeds.default.svc.cluster.local", "orders-1.orders-seeds.default.svc.cluster.local",
+}}
+
+// Every shipped profile a Cassandra datastore can use renders to a golden cassandra.yaml and
+// jvm-server.options.
+func TestShippedProfilesRender(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "config", "samples", "profiles", "*.yaml"))
+	rendered := 0
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var p v1alpha1.EncryptionProfile
+		if err := yaml.UnmarshalStrict(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Spec.HBase != nil {
+			continue // an HBase profile
+		}
+		res, errs := crypto.Resolve(&p.Spec.EncryptionSettings, nil, v1alpha1.EngineCassandra, field.NewPath("spec"))
+		if len(errs) > 0 {
+			t.Fatalf("%s: %v", p.Name, errs.ToAggregate())
+		}
+		cfg, err := Config(topology, res.Effective)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		golden(t, p.Name+".cassandra.yaml", cfg)
+		golden(t, p.Name+".jvm-server.options", JVMOptions(1024, res.Effective, p.Name == "tls13-aes128-gcm"))
+		rendered++
+	}
+	if rendered < 8 {
+		t.Errorf("rendered %d Cassandra profiles; the catalogue ships more", rendered)
+	}
+}
+
+func TestConfigMapsTheProfile(t *testing.T) {
+	enc := v1alpha1.EffectiveEncryption{
+		ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelOptional, Protocols: []v1alpha1.TLSProtocol{"TLSv1.2"},
+			CipherSuites: []string{"TLS_RSA_WITH_3DES_EDE_CBC_SHA"}, ClientAuth: v1alpha1.ClientAuthNone, Engine: v1alpha1.TLSEngineJDK},
+		NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: []v1alpha1.TLSProtocol{"TLSv1.3"},
+			CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}, ClientAuth: v1alpha1.ClientAuthRequired, Engine: v1alpha1.TLSEngineJDK, Scope: v1alpha1.ScopeDatacenter},
+	}
+	out, err := Config(topology, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg["client_encryption_options"].(map[string]any)
+	if c["enabled"] != true || c["optional"] != true || c["require_client_auth"] != false {
+		t.Errorf("client options %v", c)
+	}
+	if got := c["cipher_suites"].([]any)[0]; got != "SSL_RSA_WITH_3DES_EDE_CBC_SHA" {
+		t.Errorf("Cassandra takes JSSE names; got %v", got)
+	}
+	s := cfg["server_encryption_options"].(map[string]any)
+	if s["internode_encryption"] != "dc" || s["optional"] != false || s["require_client_auth"] != true {
+		t.Errorf("server options %v", s)
+	}
+	if !strings.Contains(string(JVMOptions(512, enc, false)), "-Dcassandra.disable_tcactive_openssl=true") {
+		t.Error("the JDK engine is selected with -Dcassandra.disable_tcactive_openssl=true")
+	}
+}
