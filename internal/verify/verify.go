@@ -1,0 +1,111 @@
+// Package verify compares what the wire prober observed on an endpoint with what the effective
+// profile promises for its channel, and explains the difference in the words of the
+// EncryptionVerified condition.
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/probe"
+)
+
+// Reasons of EncryptionVerified=False, most severe first: the first that applies is the reason.
+const (
+	ReasonUnreachable           = "Unreachable"
+	ReasonPlaintextAccepted     = "PlaintextAccepted"
+	ReasonProtocolDrift         = "ProtocolDrift"
+	ReasonCipherSuiteDrift      = "CipherSuiteDrift"
+	ReasonClientAuthNotEnforced = "ClientAuthNotEnforced"
+	ReasonVerified              = "Verified"
+)
+
+// Finding is the verdict on one endpoint of one channel.
+type Finding struct {
+	Verified bool
+	Reason   string
+	// Differences, one sentence each, for the condition message and the event.
+	Differences []string
+}
+
+// Compare judges one probe result against the channel's effective settings. scanErr is the
+// error Scan returned, if any.
+func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Finding {
+	if scanErr != nil {
+		return Finding{Reason: ReasonUnreachable, Differences: []string{fmt.Sprintf("%s: %v", got.Address, scanErr)}}
+	}
+	var checks []check
+	add := func(reason, format string, args ...any) {
+		checks = append(checks, check{reason, fmt.Sprintf(format, args...)})
+	}
+
+	if want.Mode == v1alpha1.ChannelDisabled {
+		if len(got.Versions) > 0 {
+			add(ReasonProtocolDrift, "TLS is Disabled but the endpoint accepts %s", strings.Join(got.VersionNames(), ", "))
+		}
+		return verdict(checks)
+	}
+	if want.Mode == v1alpha1.ChannelRequired && got.PlaintextAccepted != nil && *got.PlaintextAccepted {
+		add(ReasonPlaintextAccepted, "TLS is Required but the endpoint accepts plaintext")
+	}
+	if want.Mode == v1alpha1.ChannelOptional && got.PlaintextAccepted != nil && !*got.PlaintextAccepted {
+		add(ReasonProtocolDrift, "TLS is Optional but the endpoint refuses plaintext")
+	}
+	wantVersions := make([]string, len(want.Protocols))
+	for i, p := range want.Protocols {
+		wantVersions[i] = string(p)
+	}
+	if extra, missing := diff(got.VersionNames(), wantVersions); len(extra)+len(missing) > 0 {
+		add(ReasonProtocolDrift, "protocols%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
+	}
+	if extra, missing := diff(got.SuiteNames(), want.CipherSuites); len(extra)+len(missing) > 0 {
+		add(ReasonCipherSuiteDrift, "cipher suites%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
+	}
+	if want.ClientAuth == v1alpha1.ClientAuthRequired && got.ClientAuthRequired != nil && !*got.ClientAuthRequired {
+		add(ReasonClientAuthNotEnforced, "client certificates are Required but the endpoint completes handshakes without one")
+	}
+	return verdict(checks)
+}
+
+// check is one difference found, with the reason it would give.
+type check struct{ reason, diff string }
+
+func verdict(checks []check) Finding {
+	if len(checks) == 0 {
+		return Finding{Verified: true, Reason: ReasonVerified}
+	}
+	order := []string{ReasonUnreachable, ReasonPlaintextAccepted, ReasonProtocolDrift, ReasonCipherSuiteDrift, ReasonClientAuthNotEnforced}
+	f := Finding{Reason: ReasonClientAuthNotEnforced}
+	best := len(order)
+	for _, c := range checks {
+		f.Differences = append(f.Differences, c.diff)
+		if i := slices.Index(order, c.reason); i < best {
+			best, f.Reason = i, c.reason
+		}
+	}
+	return f
+}
+
+// diff returns what got has that want lacks, and the reverse.
+func diff(got, want []string) (extra, missing []string) {
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			extra = append(extra, g)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			missing = append(missing, w)
+		}
+	}
+	return extra, missing
+}
+
+func describe(prefix string, items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return prefix + strings.Join(items, ", ")
+}

@@ -1,0 +1,67 @@
+package verify
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/probe"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func observed(versions []uint16, suites []uint16, clientAuth, plaintext *bool) probe.Result {
+	r := probe.Result{Address: "10.0.0.1:9042", Suites: map[uint16][]uint16{}, ClientAuthRequired: clientAuth, PlaintextAccepted: plaintext}
+	for _, v := range versions {
+		r.Versions = append(r.Versions, v)
+		for _, s := range suites {
+			if x, _ := crypto.LookupID(s); x.SupportsVersion(v) {
+				r.Suites[v] = append(r.Suites[v], s)
+			}
+		}
+	}
+	return r
+}
+
+var pinned13 = v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: []v1alpha1.TLSProtocol{"TLSv1.3"},
+	CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}, ClientAuth: v1alpha1.ClientAuthRequired}
+
+func TestCompare(t *testing.T) {
+	tls13 := []uint16{crypto.VersionTLS13}
+	for _, tc := range []struct {
+		name     string
+		want     v1alpha1.EffectiveChannel
+		got      probe.Result
+		err      error
+		reason   string
+		contains string
+	}{
+		{"exact", pinned13, observed(tls13, []uint16{0x1301}, ptr(true), ptr(false)), nil, ReasonVerified, ""},
+		{"BoringSSL ignores the TLS 1.3 list", pinned13, observed(tls13, []uint16{0x1301, 0x1302, 0x1303}, ptr(true), ptr(false)), nil,
+			ReasonCipherSuiteDrift, "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256"},
+		{"TLS 1.2 too", pinned13, observed([]uint16{crypto.VersionTLS12, crypto.VersionTLS13}, []uint16{0x1301, 0xC02F}, ptr(true), ptr(false)), nil,
+			ReasonProtocolDrift, "also accepts TLSv1.2"},
+		{"plaintext wins over suite drift", pinned13, observed(tls13, []uint16{0x1301, 0x1302}, ptr(true), ptr(true)), nil,
+			ReasonPlaintextAccepted, "accepts plaintext"},
+		{"no client auth", pinned13, observed(tls13, []uint16{0x1301}, ptr(false), ptr(false)), nil, ReasonClientAuthNotEnforced, "without one"},
+		{"unreachable", pinned13, probe.Result{Address: "10.0.0.1:9042"}, errors.New("connection refused"), ReasonUnreachable, "connection refused"},
+		{"optional accepts plaintext", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelOptional, Protocols: pinned13.Protocols, CipherSuites: pinned13.CipherSuites},
+			observed(tls13, []uint16{0x1301}, nil, ptr(true)), nil, ReasonVerified, ""},
+		{"disabled but TLS answers", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
+			observed(tls13, []uint16{0x1301}, nil, nil), nil, ReasonProtocolDrift, "Disabled"},
+		{"suite refused", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: pinned13.Protocols, CipherSuites: []string{"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"}},
+			observed(tls13, []uint16{0x1301}, nil, ptr(false)), nil, ReasonCipherSuiteDrift, "refuses TLS_AES_256_GCM_SHA384"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Compare(tc.want, tc.got, tc.err)
+			if f.Reason != tc.reason || f.Verified != (tc.reason == ReasonVerified) {
+				t.Fatalf("reason %s (verified %v), want %s: %v", f.Reason, f.Verified, tc.reason, f.Differences)
+			}
+			if tc.contains != "" && !strings.Contains(strings.Join(f.Differences, "; "), tc.contains) {
+				t.Errorf("differences %v do not mention %q", f.Differences, tc.contains)
+			}
+		})
+	}
+}
