@@ -59,18 +59,8 @@ debian_image() {
 cassandra_image() {
   local jre=$1 version ctx
   version=$(sed -n 's:.*<cassandra.version>\(.*\)</cassandra.version>.*:\1:p' "$root/images/cassandra/pom.xml")
-  local lib="$root/bin/maven/cassandra-$version/lib"
-  if [[ ! -d $lib ]]; then
-    if ! command -v mvn >/dev/null; then
-      log "installing Maven from Debian"
-      sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
-      $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq maven >/dev/null
-    fi
-    log "resolving Cassandra $version from Maven Central"
-    mvn -q -B -f "$root/images/cassandra/pom.xml" dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$lib.tmp" >&2
-    mv "$lib.tmp" "$lib"
-  fi
+  local lib
+  lib=$("$root/hack/cassandra-jars.sh")
   local hash
   hash=$( { echo "$jre"; ls "$lib"; cd "$root/images/cassandra" && find . -type f | sort | xargs sha256sum; } | sha256sum | cut -c1-12)
   local tag="secured.dev/cassandra:$version-$hash"

@@ -13,20 +13,27 @@ import (
 	"secured.dev/operator/internal/crypto"
 )
 
-// Where the pod mounts things; the image follows the upstream layout (/etc/cassandra,
-// /var/lib/cassandra).
+// Ports every node uses.
 const (
-	DataDir = "/var/lib/cassandra"
-	// TLSDir holds cert-manager's Secret: tls.key (PKCS#8), tls.crt, ca.crt, and the combined
-	// PEM (key then chain) PEMBasedSslContextFactory reads as its keystore.
-	TLSDir        = "/etc/cassandra/tls"
-	KeystorePEM   = TLSDir + "/tls-combined.pem"
-	TruststorePEM = TLSDir + "/ca.crt"
-
 	NativePort  = 9042
 	StoragePort = 7000
 	JMXPort     = 7199
 )
+
+// Layout is where a node keeps its data and finds its TLS material.
+type Layout struct {
+	DataDir string
+	// TLSDir holds cert-manager's Secret: tls.key (PKCS#8), tls.crt, ca.crt, and the combined
+	// PEM (key then chain) that PEMBasedSslContextFactory reads as its keystore.
+	TLSDir string
+}
+
+// PodLayout is the layout in the pod: the upstream image's /var/lib/cassandra, and the
+// certificate Secret mounted under /etc/cassandra/tls.
+var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tls"}
+
+func (l Layout) keystore() string   { return l.TLSDir + "/tls-combined.pem" }
+func (l Layout) truststore() string { return l.TLSDir + "/ca.crt" }
 
 // Topology is what the config needs to know about the cluster's shape.
 type Topology struct {
@@ -34,6 +41,10 @@ type Topology struct {
 	Datacenter  string
 	// Seeds are host names of the first nodes (stable StatefulSet identities).
 	Seeds []string
+	// ListenAddress is left empty in pods (Cassandra binds the pod's address); tests on one
+	// machine give each node its own loopback address.
+	ListenAddress string
+	Layout        Layout
 }
 
 // Config renders cassandra.yaml.
@@ -42,11 +53,15 @@ func Config(t Topology, enc v1alpha1.EffectiveEncryption) ([]byte, error) {
 	for i, s := range t.Seeds {
 		seeds[i] = fmt.Sprintf("%s:%d", s, StoragePort)
 	}
-	client, err := clientEncryption(enc.ClientToNode)
+	l := t.Layout
+	if l == (Layout{}) {
+		l = PodLayout
+	}
+	client, err := clientEncryption(enc.ClientToNode, l)
 	if err != nil {
 		return nil, fmt.Errorf("clientToNode: %w", err)
 	}
-	server, err := serverEncryption(enc.NodeToNode)
+	server, err := serverEncryption(enc.NodeToNode, l)
 	if err != nil {
 		return nil, fmt.Errorf("nodeToNode: %w", err)
 	}
@@ -66,22 +81,26 @@ func Config(t Topology, enc v1alpha1.EffectiveEncryption) ([]byte, error) {
 		"rpc_address":               "0.0.0.0",
 		"native_transport_port":     NativePort,
 		"storage_port":              StoragePort,
-		"data_file_directories":     []string{DataDir + "/data"},
-		"commitlog_directory":       DataDir + "/commitlog",
-		"saved_caches_directory":    DataDir + "/saved_caches",
-		"hints_directory":           DataDir + "/hints",
+		"data_file_directories":     []string{l.DataDir + "/data"},
+		"commitlog_directory":       l.DataDir + "/commitlog",
+		"saved_caches_directory":    l.DataDir + "/saved_caches",
+		"hints_directory":           l.DataDir + "/hints",
 		"client_encryption_options": client,
 		"server_encryption_options": server,
 		// Security is this operator's job; authentication stays at Cassandra's default here.
 		"authenticator": "AllowAllAuthenticator",
 	}
+	if t.ListenAddress != "" {
+		cfg["listen_address"] = t.ListenAddress
+		cfg["rpc_address"] = t.ListenAddress
+	}
 	return yaml.Marshal(cfg)
 }
 
-func tlsCommon(ch v1alpha1.EffectiveChannel, opts map[string]any) error {
+func tlsCommon(ch v1alpha1.EffectiveChannel, l Layout, opts map[string]any) error {
 	opts["ssl_context_factory"] = map[string]any{"class_name": "org.apache.cassandra.security.PEMBasedSslContextFactory"}
-	opts["keystore"] = KeystorePEM
-	opts["truststore"] = TruststorePEM
+	opts["keystore"] = l.keystore()
+	opts["truststore"] = l.truststore()
 	protocols := make([]string, len(ch.Protocols))
 	for i, p := range ch.Protocols {
 		protocols[i] = string(p)
@@ -113,15 +132,15 @@ func jsseNames(iana []string) ([]string, error) {
 	return out, nil
 }
 
-func clientEncryption(ch v1alpha1.EffectiveChannel) (map[string]any, error) {
+func clientEncryption(ch v1alpha1.EffectiveChannel, l Layout) (map[string]any, error) {
 	opts := map[string]any{"enabled": ch.Mode != v1alpha1.ChannelDisabled, "optional": ch.Mode == v1alpha1.ChannelOptional}
 	if ch.Mode == v1alpha1.ChannelDisabled {
 		return opts, nil
 	}
-	return opts, tlsCommon(ch, opts)
+	return opts, tlsCommon(ch, l, opts)
 }
 
-func serverEncryption(ch v1alpha1.EffectiveChannel) (map[string]any, error) {
+func serverEncryption(ch v1alpha1.EffectiveChannel, l Layout) (map[string]any, error) {
 	opts := map[string]any{"internode_encryption": "none", "legacy_ssl_storage_port_enabled": false}
 	if ch.Mode == v1alpha1.ChannelDisabled {
 		return opts, nil
@@ -131,8 +150,8 @@ func serverEncryption(ch v1alpha1.EffectiveChannel) (map[string]any, error) {
 	}[ch.Scope]
 	// Optional: accept plaintext and TLS peers during a transition (Cassandra's two-step enable).
 	opts["optional"] = ch.Mode == v1alpha1.ChannelOptional
-	opts["outbound_keystore"] = KeystorePEM
-	return opts, tlsCommon(ch, opts)
+	opts["outbound_keystore"] = l.keystore()
+	return opts, tlsCommon(ch, l, opts)
 }
 
 // JVMOptions renders jvm-server.options: heap, the TLS engine, and crypto acceleration

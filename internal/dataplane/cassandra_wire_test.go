@@ -1,0 +1,98 @@
+package dataplane
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/verify"
+)
+
+// shippedProfile resolves a profile of the shipped catalogue for Cassandra, with overrides.
+func shippedProfile(t *testing.T, name string, overrides *v1alpha1.EncryptionSettings) v1alpha1.EffectiveEncryption {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(RepoRoot(), "config", "samples", "profiles", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p v1alpha1.EncryptionProfile
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	res, errs := crypto.Resolve(&p.Spec.EncryptionSettings, overrides, v1alpha1.EngineCassandra, field.NewPath("spec"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return res.Effective
+}
+
+func scan(t *testing.T, address string) (probe.Result, error) {
+	t.Helper()
+	res, err := probe.Scan(context.Background(), address, probe.Options{Plaintext: probe.PlaintextCQL})
+	t.Logf("observed %s: protocols %v suites %v client auth required %v plaintext %v (scan %s)",
+		address, res.VersionNames(), res.SuiteNames(), deref(res.ClientAuthRequired), deref(res.PlaintextAccepted), res.Duration.Round(1e6))
+	return res, err
+}
+
+func deref(b *bool) any {
+	if b == nil {
+		return "unknown"
+	}
+	return *b
+}
+
+// A real Cassandra 5.0 node configured by the builders with the shipped TLS 1.3 AES-128-GCM
+// profile: the JDK engine honours the pinned suite on both channels, and the wire proves it.
+func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
+	enc := shippedProfile(t, "tls13-aes128-gcm", nil)
+	if enc.ClientToNode.Engine != v1alpha1.TLSEngineJDK {
+		t.Fatalf("engine %s; resolution must pick the JDK for a pinned TLS 1.3 suite", enc.ClientToNode.Engine)
+	}
+	node := StartCassandra(t, "127.0.0.1", enc, NewPKI(t))
+	for _, c := range []struct {
+		name string
+		want v1alpha1.EffectiveChannel
+		addr string
+	}{{"clientToNode", enc.ClientToNode, node.NativeAddress()}, {"nodeToNode", enc.NodeToNode, node.StorageAddress()}} {
+		got, err := scan(t, c.addr)
+		if f := verify.Compare(c.want, got, err); !f.Verified {
+			t.Errorf("%s: EncryptionVerified=False %s: %v", c.name, f.Reason, f.Differences)
+		}
+	}
+}
+
+// The same profile forced onto the OpenSSL engine (BoringSSL cannot restrict TLS 1.3 suites),
+// with plaintext still accepted on the client port during a transition: the prober reports the
+// drift the configuration file hides.
+func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
+	openssl := v1alpha1.TLSSettings{Engine: v1alpha1.TLSEngineOpenSSL}
+	enc := shippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional, TLS: &openssl}},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{TLS: &openssl}},
+	})
+	node := StartCassandra(t, "127.0.0.1", enc, NewPKI(t))
+
+	rr, err := scan(t, node.StorageAddress())
+	f := verify.Compare(enc.NodeToNode, rr, err)
+	if f.Reason != verify.ReasonCipherSuiteDrift || !strings.Contains(strings.Join(f.Differences, ";"), "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256") {
+		t.Errorf("nodeToNode: %s %v; want CipherSuiteDrift naming the two extra TLS 1.3 suites", f.Reason, f.Differences)
+	}
+	ar, err := scan(t, node.NativeAddress())
+	if err != nil || ar.PlaintextAccepted == nil || !*ar.PlaintextAccepted {
+		t.Errorf("clientToNode Optional: plaintextAccepted %v (%v); want true", deref(ar.PlaintextAccepted), err)
+	}
+	if f := verify.Compare(enc.ClientToNode, ar, err); f.Reason != verify.ReasonCipherSuiteDrift {
+		t.Errorf("clientToNode: %s %v; want CipherSuiteDrift", f.Reason, f.Differences)
+	}
+	if !strings.Contains(node.Log(), "BoringSSL doesn't allow to enable or disable TLSv1.3 ciphers") {
+		t.Error("Cassandra did not log BoringSSL's refusal; is the OpenSSL engine in use?")
+	}
+}
