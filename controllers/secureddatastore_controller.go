@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,7 +78,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}()
 
-	phases := []datastorePhase{r.resolveProfile, r.reconcileEngine}
+	phases := []datastorePhase{r.resolveProfile, r.checkPlacement, r.reconcileEngine}
 	for _, phase := range phases {
 		res, err := phase(ctx, s)
 		if errors.Is(err, errPhaseBlocked) {
@@ -206,6 +207,8 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.datastoresUsingProfile),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.datastoresForNode),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Named("secureddatastore").
 		Complete(r)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -232,4 +233,27 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	if writes.Load() != 0 || rec.n.Load() != 0 {
 		t.Errorf("steady-state reconciles made %d API writes and %d events; want 0", writes.Load(), rec.n.Load())
 	}
+}
+
+func TestPlacementFollowsNodeLabels(t *testing.T) {
+	g := NewWithT(t)
+	create(t, tls13Profile("ds-test-placement"))
+	ds := datastore("placement", "ds-test-placement")
+	ds.Spec.Placement = &v1alpha1.PlacementSpec{CryptoAcceleration: v1alpha1.AccelerationRequired, Features: []v1alpha1.CPUFeature{"VAES"}}
+	create(t, ds)
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionPlacementSatisfied)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal("NoNodeQualifies"))
+		g.Expect(c.Message).To(ContainSubstring("feature.node.kubernetes.io/cpu-cpuid.VAES=true"))
+	}).Should(Succeed())
+
+	// A node with the feature appears: the node watch re-evaluates placement.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "vaes-node", Labels: map[string]string{"feature.node.kubernetes.io/cpu-cpuid.VAES": "true"}}}
+	create(t, node)
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionPlacementSatisfied)
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Message).To(ContainSubstring("1 of 1 nodes qualify"))
+	}).Should(Succeed())
 }
