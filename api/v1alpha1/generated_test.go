@@ -11,14 +11,14 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"secured.dev/operator/internal/testenv"
+	"secured.dev/operator/internal/samples"
 )
 
 // TestGeneratedFilesAreCurrent runs `make generate` in a copy of the repository and fails when
 // any generated file (CEL rules from the catalogue, deepcopy, CRDs, RBAC) differs from the
 // checked-in one.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	root := testenv.RepoRoot()
+	root := samples.RepoRoot()
 	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
@@ -64,7 +64,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 // TestEveryFieldIsDocumented keeps `kubectl explain` useful: every property of every CRD has a
 // description.
 func TestEveryFieldIsDocumented(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(samples.RepoRoot(), "config", "crd", "bases", "*.yaml"))
 	if len(files) != 4 {
 		t.Fatalf("want 4 CRDs, found %d", len(files))
 	}

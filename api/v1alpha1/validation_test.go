@@ -15,6 +15,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testenv"
 )
 
@@ -62,7 +63,7 @@ func readDocs(t *testing.T, path string) []*unstructured.Unstructured {
 func TestShippedSamplesAreAccepted(t *testing.T) {
 	ctx := context.Background()
 	var files []string
-	_ = filepath.WalkDir(filepath.Join(testenv.RepoRoot(), "config", "samples"), func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(samples.RepoRoot(), "config", "samples"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
 			files = append(files, p)
 		}

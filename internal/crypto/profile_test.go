@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/samples"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -20,20 +20,12 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // and satisfied presets with a golden file, so a change to the catalogue, the rank rule or a
 // profile shows up as a reviewable diff.
 func TestShippedProfiles(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "config", "samples", "profiles", "*.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no shipped profiles found")
+	profiles, err := samples.Profiles()
+	if err != nil || len(profiles) == 0 {
+		t.Fatalf("shipped profiles: %v (%d found)", err, len(profiles))
 	}
 	var b strings.Builder
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p v1alpha1.EncryptionProfile
-		if err := yaml.UnmarshalStrict(data, &p); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, p := range profiles {
 		res, errs := Resolve(&p.Spec.EncryptionSettings, nil, "", field.NewPath("spec"))
 		if len(errs) > 0 {
 			t.Errorf("%s does not resolve: %v", p.Name, errs.ToAggregate())

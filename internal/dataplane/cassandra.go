@@ -18,16 +18,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/samples"
 )
-
-// RepoRoot is the repository's top directory.
-func RepoRoot() string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
-	if err != nil {
-		panic(err)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // CassandraNode is a running Cassandra process.
 type CassandraNode struct {
@@ -52,7 +44,7 @@ func (n *CassandraNode) StorageAddress() string {
 // the process (by its PID) when the test ends.
 func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncryption, pki *PKI) *CassandraNode {
 	t.Helper()
-	root := RepoRoot()
+	root := samples.RepoRoot()
 	lib, err := exec.Command(filepath.Join(root, "hack", "cassandra-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving Cassandra jars: %v", err)

@@ -2,29 +2,23 @@ package dataplane
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/verify"
 )
 
 // shippedProfile resolves a profile of the shipped catalogue for Cassandra, with overrides.
 func shippedProfile(t *testing.T, name string, overrides *v1alpha1.EncryptionSettings) v1alpha1.EffectiveEncryption {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(RepoRoot(), "config", "samples", "profiles", name+".yaml"))
+	p, err := samples.Profile(name)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var p v1alpha1.EncryptionProfile
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		t.Fatal(err)
 	}
 	res, errs := crypto.Resolve(&p.Spec.EncryptionSettings, overrides, v1alpha1.EngineCassandra, field.NewPath("spec"))

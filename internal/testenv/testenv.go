@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,6 +18,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/samples"
 )
 
 // Env is a running control plane.
@@ -27,12 +27,6 @@ type Env struct {
 	Config *rest.Config
 	Client client.WithWatch
 	Scheme *k8sruntime.Scheme
-}
-
-// RepoRoot is the repository's top directory.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // Scheme knows the built-in kinds, ours and cert-manager's.
@@ -51,7 +45,7 @@ func assets() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
 	}
-	matches, _ := filepath.Glob(filepath.Join(RepoRoot(), "bin", "envtest", "*", "kube-apiserver"))
+	matches, _ := filepath.Glob(filepath.Join(samples.RepoRoot(), "bin", "envtest", "*", "kube-apiserver"))
 	if len(matches) == 1 {
 		return filepath.Dir(matches[0]), nil
 	}
@@ -84,7 +78,7 @@ func Start() (*Env, error) {
 	e := &Env{Scheme: Scheme()}
 	e.env = &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases"), cm},
+		CRDDirectoryPaths:     []string{filepath.Join(samples.RepoRoot(), "config", "crd", "bases"), cm},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                e.Scheme,
 	}

@@ -13,6 +13,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/samples"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -41,14 +42,12 @@ var topology = Topology{ClusterName: "orders", Datacenter: "dc1", Seeds: []strin
 // Every shipped profile a Cassandra datastore can use renders to a golden cassandra.yaml and
 // jvm-server.options.
 func TestShippedProfilesRender(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "config", "samples", "profiles", "*.yaml"))
+	profiles, err := samples.Profiles()
+	if err != nil {
+		t.Fatal(err)
+	}
 	rendered := 0
-	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		var p v1alpha1.EncryptionProfile
-		if err := yaml.UnmarshalStrict(data, &p); err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range profiles {
 		if p.Spec.HBase != nil {
 			continue // an HBase profile
 		}
