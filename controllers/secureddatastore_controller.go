@@ -219,9 +219,5 @@ func (r *SecuredDatastoreReconciler) datastoresUsingProfile(ctx context.Context,
 		ctrl.LoggerFrom(ctx).Error(err, "Listing datastores that use a profile failed", "profile", o.GetName())
 		return nil
 	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i, d := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)}
-	}
-	return reqs
+	return requestsFor[v1alpha1.SecuredDatastore](list.Items, nil)
 }

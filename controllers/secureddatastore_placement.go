@@ -49,9 +49,5 @@ func (r *SecuredDatastoreReconciler) datastoresForNode(ctx context.Context, _ cl
 		ctrl.LoggerFrom(ctx).Error(err, "Listing datastores after a node change failed")
 		return nil
 	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
-	}
-	return reqs
+	return requestsFor[v1alpha1.SecuredDatastore](list.Items, nil)
 }

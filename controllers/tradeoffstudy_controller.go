@@ -82,11 +82,7 @@ func (r *TradeoffStudyReconciler) studiesUsingProfile(ctx context.Context, o cli
 		ctrl.LoggerFrom(ctx).Error(err, "Listing studies that use a profile failed", "profile", o.GetName())
 		return nil
 	}
-	var reqs []reconcile.Request
-	for _, s := range list.Items {
-		if slices.Contains(s.Spec.Matrix.Profiles, o.GetName()) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
-		}
-	}
-	return reqs
+	return requestsFor(list.Items, func(s *v1alpha1.TradeoffStudy) bool {
+		return slices.Contains(s.Spec.Matrix.Profiles, o.GetName())
+	})
 }
