@@ -19,6 +19,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/testpki"
 )
 
 // CassandraNode is a running Cassandra process.
@@ -42,7 +43,7 @@ func (n *CassandraNode) StorageAddress() string {
 // StartCassandra renders the node's files from the effective profile with the operator's
 // builders, starts Cassandra with the image's launcher, waits for "Startup complete" and stops
 // the process (by its PID) when the test ends.
-func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncryption, pki *PKI) *CassandraNode {
+func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncryption, ca *testpki.CA) *CassandraNode {
 	t.Helper()
 	root := samples.RepoRoot()
 	lib, err := exec.Command(filepath.Join(root, "hack", "cassandra-jars.sh")).Output()
@@ -59,8 +60,8 @@ func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncrypti
 	if err := os.Symlink(strings.TrimSpace(string(lib)), filepath.Join(home, "lib")); err != nil {
 		t.Fatal(err)
 	}
-	if pki != nil {
-		pki.WriteNode(t, tlsDir, address)
+	if ca != nil {
+		ca.WriteSecret(t, tlsDir, address)
 	}
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: []string{address},
 		ListenAddress: address, Layout: cassandra.Layout{DataDir: filepath.Join(dir, "data"), TLSDir: tlsDir}}

@@ -11,6 +11,7 @@ import (
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/testpki"
 	"secured.dev/operator/internal/verify"
 )
 
@@ -50,7 +51,7 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 	if enc.ClientToNode.Engine != v1alpha1.TLSEngineJDK {
 		t.Fatalf("engine %s; resolution must pick the JDK for a pinned TLS 1.3 suite", enc.ClientToNode.Engine)
 	}
-	node := StartCassandra(t, "127.0.0.1", enc, NewPKI(t))
+	node := StartCassandra(t, "127.0.0.1", enc, testpki.New(t))
 	for _, c := range []struct {
 		name string
 		want v1alpha1.EffectiveChannel
@@ -72,7 +73,7 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional, TLS: &openssl}},
 		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{TLS: &openssl}},
 	})
-	node := StartCassandra(t, "127.0.0.1", enc, NewPKI(t))
+	node := StartCassandra(t, "127.0.0.1", enc, testpki.New(t))
 
 	rr, err := scan(t, node.StorageAddress())
 	f := verify.Compare(enc.NodeToNode, rr, err)

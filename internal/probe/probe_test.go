@@ -2,15 +2,7 @@ package probe
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -20,45 +12,12 @@ import (
 	"time"
 
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/testpki"
 )
 
-func selfSigned(t testing.TB, rsaKey bool) (tls.Certificate, []byte, []byte) {
-	t.Helper()
-	var key any
-	var pub any
-	if rsaKey {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key, pub = k, &k.PublicKey
-	} else {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key, pub = k, &k.PublicKey
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "probe.test"}, DNSNames: []string{"probe.test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
-	c, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, certPEM, keyPEM
+// serverCert issues a certificate for probe.test from a throwaway CA.
+func serverCert(t testing.TB, rsaKey bool) testpki.Issued {
+	return testpki.New(t).Issue(t, rsaKey, "probe.test")
 }
 
 // goServer serves TLS with crypto/tls on loopback until the test ends.
@@ -103,7 +62,7 @@ func names(ids []uint16) []string {
 }
 
 func TestScanFindsExactlyTheTLS12SuitesAGoServerAllows(t *testing.T) {
-	cert, _, _ := selfSigned(t, false)
+	cert := serverCert(t, false).TLS
 	allowed := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}
 	addr := goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12, CipherSuites: allowed})
 	res, err := Scan(context.Background(), addr, Options{})
@@ -125,7 +84,7 @@ func TestScanFindsExactlyTheTLS12SuitesAGoServerAllows(t *testing.T) {
 }
 
 func TestScanReportsClientAuth(t *testing.T) {
-	cert, _, _ := selfSigned(t, false)
+	cert := serverCert(t, false).TLS
 	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 		addr := goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: v, MaxVersion: v, ClientAuth: tls.RequireAnyClientCert})
 		res, err := Scan(context.Background(), addr, Options{Versions: []uint16{v}})
@@ -144,7 +103,8 @@ func opensslServer(t testing.TB, args ...string) string {
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Fatal("openssl is needed (hack/prereqs.sh installs it)")
 	}
-	_, certPEM, keyPEM := selfSigned(t, true)
+	issued := serverCert(t, true)
+	certPEM, keyPEM := issued.CertPEM, issued.KeyPEM
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
@@ -232,7 +192,7 @@ func TestCQLPlaintextDetection(t *testing.T) {
 	if ok, err := p.cqlPlaintext(context.Background()); err != nil || !ok {
 		t.Errorf("plaintext CQL answer: got %v, %v", ok, err)
 	}
-	cert, _, _ := selfSigned(t, false)
+	cert := serverCert(t, false).TLS
 	p = &prober{address: goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}}), opts: Options{Timeout: time.Second}}
 	if ok, err := p.cqlPlaintext(context.Background()); err != nil || ok {
 		t.Errorf("TLS-only port: got %v, %v", ok, err)
@@ -242,7 +202,7 @@ func TestCQLPlaintextDetection(t *testing.T) {
 // BenchmarkScan measures a full scan of one loopback endpoint (every catalogue suite at every
 // version, one connection each).
 func BenchmarkScan(b *testing.B) {
-	cert, _, _ := selfSigned(b, false)
+	cert := serverCert(b, false).TLS
 	addr := goServer(b, &tls.Config{Certificates: []tls.Certificate{cert}})
 	for b.Loop() {
 		res, err := Scan(context.Background(), addr, Options{})
