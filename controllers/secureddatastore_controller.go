@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -20,6 +23,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/render/cassandra"
 )
 
 // profileRefIndex indexes SecuredDatastores by the EncryptionProfile they reference, so a
@@ -30,6 +34,26 @@ const profileRefIndex = "spec.encryption.profileRef"
 type SecuredDatastoreReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	Options  Options
+	// Prober scans endpoints; nil uses the real prober.
+	Prober Prober
+}
+
+// Options are the operator-wide settings the reconcilers need (command-line flags).
+type Options struct {
+	// CassandraImage runs Cassandra nodes unless a datastore sets spec.image.
+	CassandraImage string
+	// ClusterDomain of the Kubernetes cluster; defaults to cluster.local.
+	ClusterDomain string
+	// Namespace the operator runs in; its pods may reach the datastores' internode ports.
+	Namespace string
+}
+
+func (r *SecuredDatastoreReconciler) clusterDomain() string {
+	if r.Options.ClusterDomain == "" {
+		return "cluster.local"
+	}
+	return r.Options.ClusterDomain
 }
 
 // datastoreScope carries what one reconcile pass read and decided.
@@ -37,6 +61,14 @@ type datastoreScope struct {
 	ds         *v1alpha1.SecuredDatastore
 	profile    *v1alpha1.EncryptionProfile // nil when the datastore has no profileRef
 	resolution *crypto.Resolution          // nil until the profile resolves
+
+	sts     *appsv1.StatefulSet // nil until created
+	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
+	pods    []corev1.Pod
+	step    cassandra.Step // the step to apply now
+	// rollStarted: this pass applied a new step; the StatefulSet status read earlier is stale.
+	rollStarted bool
+	wrote       []string // objects written in this pass, for the log
 }
 
 type datastorePhase func(context.Context, *datastoreScope) (ctrl.Result, error)
@@ -78,7 +110,17 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}()
 
-	phases := []datastorePhase{r.resolveProfile, r.checkPlacement, r.reconcileEngine}
+	phases := []datastorePhase{r.resolveProfile, r.checkPlacement}
+	if ds.Spec.Engine == v1alpha1.EngineCassandra {
+		phases = append(phases, r.observeCassandra, r.planStep, r.reconcileCertificates, r.reconcileCassandra, r.verifyWire)
+	} else {
+		phases = append(phases, r.reconcileEngine)
+	}
+	defer func() {
+		if len(s.wrote) > 0 {
+			ctrl.LoggerFrom(ctx).Info("Applied objects", "objects", s.wrote)
+		}
+	}()
 	for _, phase := range phases {
 		res, err := phase(ctx, s)
 		if errors.Is(err, errPhaseBlocked) {
@@ -144,9 +186,8 @@ func (r *SecuredDatastoreReconciler) profileProblem(ds *v1alpha1.SecuredDatastor
 	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, "the encryption profile does not resolve; see ProfileResolved")
 }
 
-// reconcileEngine deploys the engine. This operator version resolves and verifies profiles
-// only; the engines' builders arrive with their own changes, and until then status says so
-// rather than pretending the datastore runs.
+// reconcileEngine stands for the engines this operator version does not deploy yet (HBase):
+// status says so rather than pretending the datastore runs.
 func (r *SecuredDatastoreReconciler) reconcileEngine(_ context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
 	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonEngineNotManaged,
@@ -158,11 +199,16 @@ func (r *SecuredDatastoreReconciler) reconcileEngine(_ context.Context, s *datas
 func (r *SecuredDatastoreReconciler) summarize(s *datastoreScope) {
 	ds := s.ds
 	ds.Status.Nodes = desiredNodes(ds)
+	ready := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady)
 	switch {
 	case isFalse(ds.Status.Conditions, v1alpha1.ConditionProfileResolved):
 		ds.Status.Phase = v1alpha1.PhaseFailed
-	case isTrue(ds.Status.Conditions, v1alpha1.ConditionReady):
+	case ready != nil && ready.Status == metav1.ConditionTrue:
 		ds.Status.Phase = v1alpha1.PhaseReady
+	case ready != nil && ready.Reason == "Updating":
+		ds.Status.Phase = v1alpha1.PhaseUpdating
+	case ready != nil && ready.Reason == "Provisioning":
+		ds.Status.Phase = v1alpha1.PhaseProvisioning
 	default:
 		ds.Status.Phase = v1alpha1.PhasePending
 	}
@@ -205,6 +251,9 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&cmv1.Certificate{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(datastoreOfPod)).
 		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.datastoresUsingProfile),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.datastoresForNode),
@@ -220,4 +269,14 @@ func (r *SecuredDatastoreReconciler) datastoresUsingProfile(ctx context.Context,
 		return nil
 	}
 	return requestsFor[v1alpha1.SecuredDatastore](list.Items, nil)
+}
+
+// datastoreOfPod maps a datastore pod to its datastore: readiness changes move the roll on and
+// trigger a wire probe.
+func datastoreOfPod(_ context.Context, o client.Object) []reconcile.Request {
+	name, ok := o.GetLabels()["app.kubernetes.io/instance"]
+	if !ok || o.GetLabels()["app.kubernetes.io/managed-by"] != "secured-datastore-operator" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }

@@ -84,10 +84,11 @@ func TestDatastoreRecordsEffectiveProfileAndRank(t *testing.T) {
 		g.Expect(enc.Effective.ClientToNode.Engine).To(Equal(v1alpha1.TLSEngineJDK), "BoringSSL cannot pin one TLS 1.3 suite")
 		g.Expect(enc.Effective.NodeToNode.ClientAuth).To(Equal(v1alpha1.ClientAuthRequired))
 		g.Expect(got.Status.Nodes).To(BeEquivalentTo(3))
-		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
 		ready := condition(got.Status.Conditions, v1alpha1.ConditionReady)
 		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonEngineNotManaged))
+		g.Expect(ready.Reason).To(Equal("Provisioning"))
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionCertificatesReady).Reason).To(Equal("Issuing"))
 	}).Should(Succeed())
 
 	// An event tells the user what was resolved.
@@ -183,16 +184,19 @@ func (r *countingRecorder) Eventf(runtime.Object, runtime.Object, string, string
 
 var _ events.EventRecorder = &countingRecorder{}
 
-// TestSteadyStateMakesNoWrites reconciles a converged datastore again and counts API writes.
+// TestSteadyStateMakesNoWrites reconciles a converged datastore (certificates issued, every
+// object applied, the StatefulSet rolled out) again and counts API writes.
 func TestSteadyStateMakesNoWrites(t *testing.T) {
 	g := NewWithT(t)
 	create(t, tls13Profile("ds-test-steady"))
 	ds := datastore("steady", "ds-test-steady")
 	create(t, ds)
+	issueCertificate(t, ds, 1)
+	rollOut(t, ds)
 	g.Eventually(func(g Gomega) {
 		got := get(g, ds)
 		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
-		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProfileResolved).Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
 	}).Should(Succeed())
 
 	var writes atomic.Int32
@@ -210,6 +214,10 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 			count()
 			return c.Patch(ctx, o, p, opts...)
 		},
+		Apply: func(ctx context.Context, c client.WithWatch, o runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			count()
+			return c.Apply(ctx, o, opts...)
+		},
 		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
 			count()
 			return c.Delete(ctx, o, opts...)
@@ -224,7 +232,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		},
 	})
 	rec := &countingRecorder{}
-	r := &SecuredDatastoreReconciler{Client: c, Recorder: rec}
+	r := &SecuredDatastoreReconciler{Client: c, Recorder: rec, Options: testOptions}
 	for range 3 {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)}); err != nil {
 			t.Fatal(err)

@@ -3,19 +3,31 @@ package controllers
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// CacheOptions keep the operator's memory bounded by its own objects: of all pods in the
+// cluster it caches only the datastores'.
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "secured-datastore-operator"})},
+	}}
+}
 
 // Leader election: controller-runtime reads, creates and renews one Lease.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 
 // SetupWithManager registers every reconciler of the operator with mgr.
-func SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	const name = "secured-datastore-operator"
 	if err := (&EncryptionProfileReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&SecuredDatastoreReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&SecuredDatastoreReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	if err := (&DatastoreBenchmarkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr); err != nil {

@@ -17,6 +17,8 @@ import (
 
 var env *testenv.Env
 
+var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", Namespace: "secured-system"}
+
 // TestMain runs the operator's controllers in a manager against a real kube-apiserver.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
@@ -26,9 +28,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err == nil {
-		err = SetupWithManager(ctx, mgr)
+		err = SetupWithManager(ctx, mgr, testOptions)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

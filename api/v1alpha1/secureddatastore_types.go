@@ -377,6 +377,23 @@ type Endpoint struct {
 	Port int32 `json:"port"`
 }
 
+// CertificateStatus is the node certificate the datastore's pods mount.
+type CertificateStatus struct {
+	// secretName of the Secret with the node certificate: tls.crt, tls.key (PKCS#8), ca.crt and
+	// tls-combined.pem.
+	SecretName string `json:"secretName"`
+	// notAfter: expiry of the current certificate.
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// renewalTime: when cert-manager renews it. Nodes reload a renewed certificate without a
+	// restart.
+	// +optional
+	RenewalTime *metav1.Time `json:"renewalTime,omitempty"`
+	// revision of the certificate: one more with every issuance.
+	// +optional
+	Revision *int `json:"revision,omitempty"`
+}
+
 // SecuredDatastoreStatus is the observed state of a SecuredDatastore.
 type SecuredDatastoreStatus struct {
 	// observedGeneration is the spec generation this status describes.
@@ -404,6 +421,10 @@ type SecuredDatastoreStatus struct {
 	// encryption as configured and as observed on the wire.
 	// +optional
 	Encryption *EncryptionStatus `json:"encryption,omitempty"`
+
+	// certificates: the node certificate in use, when a channel uses TLS.
+	// +optional
+	Certificates *CertificateStatus `json:"certificates,omitempty"`
 
 	// conditions: Ready, ProfileResolved, CertificatesReady, KerberosReady, PlacementSatisfied,
 	// EncryptionVerified, Progressing.

@@ -65,14 +65,14 @@ func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncrypti
 	}
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: []string{address},
 		ListenAddress: address, Layout: cassandra.Layout{DataDir: filepath.Join(dir, "data"), TLSDir: tlsDir}}
-	yaml, err := cassandra.Config(topo, enc)
+	yaml, err := cassandra.Config(topo, cassandra.Target(enc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{
 		"cassandra.yaml":              yaml,
 		"cassandra-rackdc.properties": cassandra.RackDC(topo),
-		"jvm-server.options":          cassandra.JVMOptions(512, enc, false),
+		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512}, enc),
 	}
 	for _, f := range []string{"jvm17-server.options", "logback.xml", "logback-tools.xml"} {
 		b, err := os.ReadFile(filepath.Join(root, "images", "cassandra", "conf", f))

@@ -27,7 +27,16 @@ const (
 	PlaintextSkip Plaintext = iota
 	// PlaintextCQL: send a CQL OPTIONS frame; a SUPPORTED answer means plaintext is accepted.
 	PlaintextCQL
+	// PlaintextGreeting: send a protocol's plaintext greeting (Options.Greeting) and wait. A
+	// TLS-only server rejects the bytes at once, because they are no TLS record, and closes or
+	// sends an alert; a server that also accepts plaintext waits for the rest of the greeting
+	// or answers in its own protocol.
+	PlaintextGreeting
 )
+
+// CassandraInternodeGreeting opens Cassandra's internode handshake: the messaging magic and
+// flags announcing messaging version 12 (4.0), after which a plaintext listener expects more.
+var CassandraInternodeGreeting = []byte{0xCA, 0x55, 0x2D, 0xFA, 0x00, 0x00, 0x0C, 0x00}
 
 // Options tune a scan.
 type Options struct {
@@ -41,6 +50,8 @@ type Options struct {
 	Plaintext Plaintext
 	// Versions to try; defaults to TLS 1.0 through 1.3.
 	Versions []uint16
+	// Greeting for PlaintextGreeting.
+	Greeting []byte
 }
 
 // Certificate summarises the leaf certificate an endpoint presented.
@@ -149,11 +160,13 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 			}
 		}()
 	}
-	if opts.Plaintext == PlaintextCQL {
+	if plaintext := map[Plaintext]func(context.Context) (bool, error){
+		PlaintextCQL: p.cqlPlaintext, PlaintextGreeting: p.greetingPlaintext,
+	}[opts.Plaintext]; plaintext != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if ok, err := p.cqlPlaintext(ctx); err == nil {
+			if ok, err := plaintext(ctx); err == nil {
 				res.PlaintextAccepted = &ok
 			}
 		}()
@@ -278,4 +291,27 @@ func (p *prober) cqlPlaintext(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return hdr[0]&0x80 != 0 && hdr[4] == 0x06, nil // response bit set, opcode SUPPORTED
+}
+
+// greetingPlaintext: see PlaintextGreeting. Silence until the deadline counts as accepted.
+func (p *prober) greetingPlaintext(ctx context.Context) (bool, error) {
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	if _, err := conn.Write(p.opts.Greeting); err != nil {
+		return false, nil // closed while we wrote: refused
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(p.opts.Timeout / 2))
+	var first [1]byte
+	_, err = conn.Read(first[:])
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return true, nil
+	case err != nil:
+		return false, nil // closed or reset
+	}
+	return first[0] != recordAlert, nil
 }

@@ -72,18 +72,25 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 // check is one difference found, with the reason it would give.
 type check struct{ reason, diff string }
 
+// severity orders the reasons, most severe first.
+var severity = []string{ReasonUnreachable, ReasonPlaintextAccepted, ReasonProtocolDrift, ReasonCipherSuiteDrift, ReasonClientAuthNotEnforced, ReasonVerified}
+
+// MoreSevere returns the more severe of two reasons; Verified is the least.
+func MoreSevere(a, b string) string {
+	if slices.Index(severity, b) < slices.Index(severity, a) {
+		return b
+	}
+	return a
+}
+
 func verdict(checks []check) Finding {
 	if len(checks) == 0 {
 		return Finding{Verified: true, Reason: ReasonVerified}
 	}
-	order := []string{ReasonUnreachable, ReasonPlaintextAccepted, ReasonProtocolDrift, ReasonCipherSuiteDrift, ReasonClientAuthNotEnforced}
-	f := Finding{Reason: ReasonClientAuthNotEnforced}
-	best := len(order)
+	f := Finding{Reason: ReasonVerified}
 	for _, c := range checks {
 		f.Differences = append(f.Differences, c.diff)
-		if i := slices.Index(order, c.reason); i < best {
-			best, f.Reason = i, c.reason
-		}
+		f.Reason = MoreSevere(f.Reason, c.reason)
 	}
 	return f
 }

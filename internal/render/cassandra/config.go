@@ -47,8 +47,9 @@ type Topology struct {
 	Layout        Layout
 }
 
-// Config renders cassandra.yaml.
-func Config(t Topology, enc v1alpha1.EffectiveEncryption) ([]byte, error) {
+// Config renders cassandra.yaml for a step toward (or at) the effective profile.
+func Config(t Topology, step Step) ([]byte, error) {
+	enc := step.Encryption
 	seeds := make([]string, len(t.Seeds))
 	for i, s := range t.Seeds {
 		seeds[i] = fmt.Sprintf("%s:%d", s, StoragePort)
@@ -61,7 +62,7 @@ func Config(t Topology, enc v1alpha1.EffectiveEncryption) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientToNode: %w", err)
 	}
-	server, err := serverEncryption(enc.NodeToNode, l)
+	server, err := serverEncryption(enc.NodeToNode, step.InternodeInboundOnly, l)
 	if err != nil {
 		return nil, fmt.Errorf("nodeToNode: %w", err)
 	}
@@ -77,8 +78,8 @@ func Config(t Topology, enc v1alpha1.EffectiveEncryption) ([]byte, error) {
 			"class_name": "org.apache.cassandra.locator.SimpleSeedProvider",
 			"parameters": []any{map[string]any{"seeds": strings.Join(seeds, ",")}},
 		}},
-		// listen_address and rpc_address stay unset: Cassandra then binds the pod's address.
-		"rpc_address":               "0.0.0.0",
+		// listen_address and rpc_address stay unset: Cassandra then binds the pod's address
+		// (a wildcard rpc_address would need a broadcast_rpc_address per pod).
 		"native_transport_port":     NativePort,
 		"storage_port":              StoragePort,
 		"data_file_directories":     []string{l.DataDir + "/data"},
@@ -140,36 +141,51 @@ func clientEncryption(ch v1alpha1.EffectiveChannel, l Layout) (map[string]any, e
 	return opts, tlsCommon(ch, l, opts)
 }
 
-func serverEncryption(ch v1alpha1.EffectiveChannel, l Layout) (map[string]any, error) {
+func serverEncryption(ch v1alpha1.EffectiveChannel, inboundOnly bool, l Layout) (map[string]any, error) {
 	opts := map[string]any{"internode_encryption": "none", "legacy_ssl_storage_port_enabled": false}
 	if ch.Mode == v1alpha1.ChannelDisabled {
 		return opts, nil
 	}
-	opts["internode_encryption"] = map[v1alpha1.InternodeScope]string{
-		v1alpha1.ScopeAll: "all", v1alpha1.ScopeDatacenter: "dc", v1alpha1.ScopeRack: "rack", "": "all",
-	}[ch.Scope]
-	// Optional: accept plaintext and TLS peers during a transition (Cassandra's two-step enable).
+	// internode_encryption is what a node sends; optional is whether it also accepts plaintext.
+	if !inboundOnly {
+		opts["internode_encryption"] = map[v1alpha1.InternodeScope]string{
+			v1alpha1.ScopeAll: "all", v1alpha1.ScopeDatacenter: "dc", v1alpha1.ScopeRack: "rack", "": "all",
+		}[ch.Scope]
+	}
 	opts["optional"] = ch.Mode == v1alpha1.ChannelOptional
 	opts["outbound_keystore"] = l.keystore()
 	return opts, tlsCommon(ch, l, opts)
 }
 
+// JVM is what the node's JVM options depend on besides the profile.
+type JVM struct {
+	HeapMiB int64
+	// JMXPort for nodetool, bound to localhost. Defaults to JMXPort; tests that run several
+	// nodes on one machine give each its own.
+	JMXPort int
+	// EmulateNoAcceleration switches hardware AES off in the JDK's own crypto.
+	EmulateNoAcceleration bool
+}
+
 // JVMOptions renders jvm-server.options: heap, the TLS engine, and crypto acceleration
 // switched off in software when the datastore emulates a CPU without AES-NI.
-func JVMOptions(heapMiB int64, enc v1alpha1.EffectiveEncryption, emulateNoAcceleration bool) []byte {
+func JVMOptions(j JVM, enc v1alpha1.EffectiveEncryption) []byte {
+	if j.JMXPort == 0 {
+		j.JMXPort = JMXPort
+	}
 	lines := []string{
 		"# Rendered by the Secured Datastore Operator.",
-		fmt.Sprintf("-Xms%dm", heapMiB),
-		fmt.Sprintf("-Xmx%dm", heapMiB),
+		fmt.Sprintf("-Xms%dm", j.HeapMiB),
+		fmt.Sprintf("-Xmx%dm", j.HeapMiB),
 		"-XX:+UseG1GC",
 		"-XX:+HeapDumpOnOutOfMemoryError",
-		fmt.Sprintf("-Dcassandra.jmx.local.port=%d", JMXPort),
+		fmt.Sprintf("-Dcassandra.jmx.local.port=%d", j.JMXPort),
 	}
 	if usesJDK(enc) {
 		lines = append(lines, "# A channel needs the JDK TLS engine (see status.encryption.effective.*.engineReason).",
 			"-Dcassandra.disable_tcactive_openssl=true")
 	}
-	if emulateNoAcceleration {
+	if j.EmulateNoAcceleration {
 		lines = append(lines, "# Emulate a CPU without AES-NI/PCLMULQDQ for the JDK's own crypto.",
 			"-XX:-UseAES", "-XX:-UseCLMUL",
 			"-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAESIntrinsics", "-XX:-UseAESCTRIntrinsics", "-XX:-UseGHASHIntrinsics")

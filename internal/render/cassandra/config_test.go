@@ -55,12 +55,12 @@ func TestShippedProfilesRender(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", p.Name, errs.ToAggregate())
 		}
-		cfg, err := Config(topology, res.Effective)
+		cfg, err := Config(topology, Target(res.Effective))
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
 		golden(t, p.Name+".cassandra.yaml", cfg)
-		golden(t, p.Name+".jvm-server.options", JVMOptions(1024, res.Effective, p.Name == "tls13-aes128-gcm"))
+		golden(t, p.Name+".jvm-server.options", JVMOptions(JVM{HeapMiB: 1024, EmulateNoAcceleration: p.Name == "tls13-aes128-gcm"}, res.Effective))
 		rendered++
 	}
 	if rendered < 8 {
@@ -75,7 +75,7 @@ func TestConfigMapsTheProfile(t *testing.T) {
 		NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: []v1alpha1.TLSProtocol{"TLSv1.3"},
 			CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}, ClientAuth: v1alpha1.ClientAuthRequired, Engine: v1alpha1.TLSEngineJDK, Scope: v1alpha1.ScopeDatacenter},
 	}
-	out, err := Config(topology, enc)
+	out, err := Config(topology, Target(enc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestConfigMapsTheProfile(t *testing.T) {
 	if s["internode_encryption"] != "dc" || s["optional"] != false || s["require_client_auth"] != true {
 		t.Errorf("server options %v", s)
 	}
-	if !strings.Contains(string(JVMOptions(512, enc, false)), "-Dcassandra.disable_tcactive_openssl=true") {
+	if !strings.Contains(string(JVMOptions(JVM{HeapMiB: 512}, enc)), "-Dcassandra.disable_tcactive_openssl=true") {
 		t.Error("the JDK engine is selected with -Dcassandra.disable_tcactive_openssl=true")
 	}
 }

@@ -1,0 +1,265 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/certs"
+)
+
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;certificates,verbs=get;list;watch;create;patch
+
+// observeCassandra reads what runs: the StatefulSet, the step its pods were told to run, and
+// its pods.
+func (r *SecuredDatastoreReconciler) observeCassandra(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	sts := &appsv1.StatefulSet{}
+	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: cassandra.NamesOf(ds).StatefulSet()}, sts); {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading the StatefulSet: %w", err)
+	}
+	if !metav1.IsControlledBy(sts, ds) {
+		msg := fmt.Sprintf("StatefulSet %s exists and is not owned by this datastore: rename the datastore or delete that StatefulSet", sts.Name)
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "NameConflict", msg)
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "NameConflict", "Reconcile", "%s", msg)
+		return ctrl.Result{}, errPhaseBlocked
+	}
+	applied, err := cassandra.AppliedStep(sts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels(cassandra.Selector(ds))); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
+	}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	s.sts, s.applied, s.pods = sts, applied, pods.Items
+	return ctrl.Result{}, nil
+}
+
+// planStep decides which step the pods run next: the target when nothing runs yet or the
+// target already runs; the applied step while a roll is under way; otherwise the next step
+// toward the target.
+func (r *SecuredDatastoreReconciler) planStep(_ context.Context, s *datastoreScope) (ctrl.Result, error) {
+	target := cassandra.Target(s.resolution.Effective)
+	switch {
+	case s.applied == nil || reflect.DeepEqual(*s.applied, target):
+		s.step = target
+	case !rolledOut(s.sts):
+		s.step = *s.applied
+	default:
+		s.step = cassandra.Next(s.applied, s.resolution.Effective)
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileCertificates applies the cert-manager objects when the running or the next step
+// uses TLS, and waits for the node certificate: pods cannot start without its Secret.
+func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	if !s.step.TLSEnabled() && (s.applied == nil || !s.applied.TLSEnabled()) {
+		ds.Status.Certificates = nil
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, "NotNeeded", "no channel uses TLS")
+		return ctrl.Result{}, nil
+	}
+	enc := s.step.Encryption
+	objs, err := certs.Build(certs.Request{
+		Datastore: ds, Labels: cassandra.Labels(ds), DNSNames: cassandra.DNSNames(ds, r.clusterDomain()),
+		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode},
+	})
+	if err != nil {
+		msg := err.Error()
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, "InvalidKey", msg) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "InvalidKey", "IssueCertificates", "%s", msg)
+		}
+		return ctrl.Result{}, errPhaseBlocked
+	}
+	if err := r.applyAll(ctx, s, objs); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	cert := &cmv1.Certificate{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err) // the Certificate watch brings us back
+	}
+	ready := certReady(cert)
+	if ready == nil || ready.Status != cmmeta.ConditionTrue {
+		msg := "cert-manager has not issued the node certificate yet"
+		if ready != nil {
+			msg += ": " + ready.Message
+		}
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, "Issuing", msg)
+		if s.applied == nil {
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "IssuingCertificates",
+				"waiting for cert-manager to issue the node certificate before the first node starts")
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Provisioning",
+				"waiting for the node certificate; see CertificatesReady")
+			return ctrl.Result{}, errPhaseBlocked
+		}
+		return ctrl.Result{}, nil // running nodes keep their current certificate meanwhile
+	}
+	old := ds.Status.Certificates
+	st := &v1alpha1.CertificateStatus{SecretName: certs.NodeSecret(ds), NotAfter: cert.Status.NotAfter, RenewalTime: cert.Status.RenewalTime, Revision: cert.Status.Revision}
+	if old != nil && old.Revision != nil && st.Revision != nil && *st.Revision > *old.Revision {
+		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateRenewed", "ReloadCertificates",
+			"node certificate revision %d issued, valid until %s; nodes reload it without a restart", *st.Revision, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	ds.Status.Certificates = st
+	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, "Issued",
+		fmt.Sprintf("node certificate in Secret %s valid until %s", st.SecretName, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))) {
+		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateIssued", "IssueCertificates", "node certificate issued into Secret %s", st.SecretName)
+	}
+	return ctrl.Result{}, nil
+}
+
+func certReady(c *cmv1.Certificate) *cmv1.CertificateCondition {
+	for i := range c.Status.Conditions {
+		if c.Status.Conditions[i].Type == cmv1.CertificateConditionReady {
+			return &c.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// reconcileCassandra applies the step's objects and reports the roll.
+func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	image := ds.Spec.Image
+	if image == "" {
+		image = r.Options.CassandraImage
+	}
+	secret := ""
+	if s.step.TLSEnabled() {
+		secret = certs.NodeSecret(ds)
+	}
+	objs, err := cassandra.Build(cassandra.Cluster{
+		Datastore: ds, Step: s.step, Image: image, ClusterDomain: r.clusterDomain(), OperatorNamespace: r.Options.Namespace,
+	}, secret)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("rendering the Cassandra objects: %w", err)
+	}
+	if err := r.applyAll(ctx, s, objs.All()); err != nil {
+		return ctrl.Result{}, err
+	}
+	newStep := s.applied != nil && !reflect.DeepEqual(*s.applied, s.step)
+	if newStep {
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeEncryption",
+			"rolling restart, one node at a time: %s", cassandra.Describe(s.applied, s.step))
+		s.rollStarted = true // the StatefulSet status we read describes the previous template
+	}
+	r.reportRoll(s)
+	return ctrl.Result{}, nil
+}
+
+// applyAll applies objects owned by the datastore and counts the writes.
+func (r *SecuredDatastoreReconciler) applyAll(ctx context.Context, s *datastoreScope, objs []client.Object) error {
+	for _, o := range objs {
+		wrote, err := applyOwned(ctx, r.Client, s.ds, o)
+		if err != nil {
+			return err
+		}
+		if wrote {
+			s.wrote = append(s.wrote, fmt.Sprintf("%s/%s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName()))
+		}
+	}
+	return nil
+}
+
+// rolledOut: every pod runs the StatefulSet's current template and is ready.
+func rolledOut(sts *appsv1.StatefulSet) bool {
+	if sts == nil || sts.Spec.Replicas == nil {
+		return false
+	}
+	st := sts.Status
+	return st.ObservedGeneration >= sts.Generation && st.UpdateRevision != "" && st.CurrentRevision == st.UpdateRevision &&
+		st.UpdatedReplicas == *sts.Spec.Replicas && st.ReadyReplicas == *sts.Spec.Replicas
+}
+
+// reportRoll sets readyNodes, endpoints, Progressing and Ready from the StatefulSet and pods.
+func (r *SecuredDatastoreReconciler) reportRoll(s *datastoreScope) {
+	ds := s.ds
+	nodes := cassandra.Nodes(ds)
+	n := cassandra.NamesOf(ds)
+	ds.Status.Endpoints = []v1alpha1.Endpoint{
+		{Name: "client", Address: fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace), Port: cassandra.NativePort},
+		{Name: "internode", Address: fmt.Sprintf("%s.%s.svc", n.HeadlessService(), ds.Namespace), Port: cassandra.StoragePort},
+	}
+	ready := int32(0)
+	var waiting []string
+	for _, p := range s.pods {
+		if podReady(&p) {
+			ready++
+		} else {
+			waiting = append(waiting, p.Name)
+		}
+	}
+	ds.Status.ReadyNodes = ready
+	atTarget := reflect.DeepEqual(s.step, cassandra.Target(s.resolution.Effective))
+	progressing := func(reason, msg string) {
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, reason, msg)
+	}
+	created := s.sts != nil && s.sts.Status.Replicas > 0
+	switch {
+	case !created:
+		progressing("Provisioning", fmt.Sprintf("creating %d nodes, one at a time", nodes))
+	case s.rollStarted:
+		progressing("Rolling", "rolling restart started: "+describeStep(s))
+	case !rolledOut(s.sts):
+		st := s.sts.Status
+		msg := fmt.Sprintf("%s: %d of %d nodes updated, %d ready", describeStep(s), st.UpdatedReplicas, nodes, st.ReadyReplicas)
+		if len(waiting) > 0 {
+			msg += "; waiting for " + waiting[0]
+		}
+		progressing("Rolling", msg)
+	case !atTarget:
+		// Rolled out, but only to an intermediate step; the next reconcile starts the next.
+		progressing("Rolling", "rolled out "+describeStep(s))
+	default:
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolledOut",
+			fmt.Sprintf("all %d nodes run the effective profile", nodes))
+	}
+	if created && !s.rollStarted && rolledOut(s.sts) && atTarget && ready == nodes {
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "NodesReady",
+			fmt.Sprintf("%d of %d nodes are up and serve CQL with the effective profile", ready, nodes)) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "Ready", "Reconcile", "%d nodes ready", nodes)
+		}
+		return
+	}
+	reason := "Provisioning"
+	if created && s.applied != nil {
+		reason = "Updating"
+	}
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason,
+		fmt.Sprintf("%d of %d nodes ready; see Progressing", ready, nodes))
+}
+
+func describeStep(s *datastoreScope) string { return "step " + s.step.String() }
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

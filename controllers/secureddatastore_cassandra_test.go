@@ -1,0 +1,197 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/certs"
+)
+
+// envtest runs no cert-manager and no StatefulSet controller: these helpers play their part by
+// writing the status those controllers would write.
+
+// issueCertificate marks the datastore's node Certificate issued, at a revision.
+func issueCertificate(t *testing.T, ds *v1alpha1.SecuredDatastore, revision int) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		cert := &cmv1.Certificate{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert)).To(Succeed())
+		notAfter := metav1.NewTime(time.Now().Add(time.Duration(revision) * 24 * time.Hour).Truncate(time.Second))
+		cert.Status = cmv1.CertificateStatus{
+			Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionTrue, Reason: "Ready", Message: "issued"}},
+			NotAfter:   &notAfter, Revision: &revision,
+		}
+		g.Expect(env.Client.Status().Update(context.Background(), cert)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// rollOut waits for the StatefulSet and reports its current template rolled out to every pod.
+// It returns the step the template runs.
+func rollOut(t *testing.T, ds *v1alpha1.SecuredDatastore) cassandra.Step {
+	t.Helper()
+	g := NewWithT(t)
+	var step cassandra.Step
+	g.Eventually(func(g Gomega) {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), sts)).To(Succeed())
+		rev := "rev-" + sts.Spec.Template.Annotations[cassandra.ConfigHashAnnotation]
+		n := *sts.Spec.Replicas
+		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n, AvailableReplicas: n,
+			UpdatedReplicas: n, CurrentReplicas: n, CurrentRevision: rev, UpdateRevision: rev}
+		g.Expect(env.Client.Status().Update(context.Background(), sts)).To(Succeed())
+		applied, err := cassandra.AppliedStep(sts)
+		g.Expect(err).NotTo(HaveOccurred())
+		step = *applied
+	}).Should(Succeed())
+	return step
+}
+
+func ownedBy(g Gomega, ds *v1alpha1.SecuredDatastore, obj client.Object) {
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	ref := metav1.GetControllerOf(obj)
+	g.Expect(ref).NotTo(BeNil(), "%T %s has no controller", obj, obj.GetName())
+	g.Expect(ref.UID).To(Equal(ds.UID))
+	g.Expect(*ref.BlockOwnerDeletion).To(BeTrue())
+}
+
+func eventNotes(g Gomega, ds *v1alpha1.SecuredDatastore, reason string) []string {
+	var list eventsv1.EventList
+	g.Expect(env.Client.List(context.Background(), &list, client.InNamespace(ds.Namespace))).To(Succeed())
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == ds.Name && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
+}
+
+// A TLS datastore gets its CA chain and node certificate first, and its pods only once the
+// certificate is issued; everything it creates is owned by it, so deleting it cleans up.
+func TestCassandraWaitsForCertificatesAndOwnsItsObjects(t *testing.T) {
+	g := NewWithT(t)
+	create(t, tls13Profile("ds-test-objects"))
+	ds := datastore("objects", "ds-test-objects")
+	create(t, ds)
+	ds = get(g, ds)
+
+	ns := ds.Namespace
+	for _, o := range []client.Object{
+		&cmv1.Issuer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: certs.SelfSignedIssuer(ds)}},
+		&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: certs.CACertificate(ds)}},
+		&cmv1.Issuer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: certs.CAIssuer(ds)}},
+		&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: certs.NodeCertificate(ds)}},
+	} {
+		g.Eventually(func(g Gomega) { ownedBy(g, ds, o) }).Should(Succeed())
+	}
+	g.Consistently(func() error {
+		return env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), &appsv1.StatefulSet{})
+	}, time.Second).ShouldNot(Succeed(), "no pods before the certificate exists")
+	g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionCertificatesReady).Reason).To(Equal("Issuing"))
+
+	issueCertificate(t, ds, 1)
+	n := cassandra.NamesOf(ds)
+	for _, o := range []client.Object{
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.StatefulSet()}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.HeadlessService()}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.ClientService()}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.ConfigMap()}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ds.Name}},
+		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ds.Name}},
+	} {
+		g.Eventually(func(g Gomega) { ownedBy(g, ds, o) }).Should(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionCertificatesReady).Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(got.Status.Certificates.SecretName).To(Equal(certs.NodeSecret(ds)))
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("Provisioning"))
+		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
+	}).Should(Succeed())
+
+	// A renewal (cert-manager bumps the revision) is reported; pods reload, nothing rolls.
+	before := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), before)).To(Succeed())
+	issueCertificate(t, ds, 2)
+	g.Eventually(func(g Gomega) {
+		g.Expect(*get(g, ds).Status.Certificates.Revision).To(Equal(2))
+		g.Expect(eventNotes(g, ds, "CertificateRenewed")).To(ContainElement(ContainSubstring("revision 2")))
+	}).Should(Succeed())
+	after := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), after)).To(Succeed())
+	g.Expect(after.Spec.Template.Annotations).To(Equal(before.Spec.Template.Annotations), "a renewal must not roll the pods")
+}
+
+// Turning TLS on for both channels of a running plaintext cluster takes three rolls, each
+// started only when the previous one finished, and ends at the profile.
+func TestEnablingTLSRollsOneStepAtATime(t *testing.T) {
+	g := NewWithT(t)
+	plain := &v1alpha1.EncryptionProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: "ds-test-plain"},
+		Spec: v1alpha1.EncryptionProfileSpec{EncryptionSettings: v1alpha1.EncryptionSettings{
+			ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+			NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+		}},
+	}
+	create(t, plain)
+	create(t, tls13Profile("ds-test-roll-tls"))
+	ds := datastore("roll", "ds-test-plain")
+	create(t, ds)
+	g.Expect(rollOut(t, ds).String()).To(Equal("clientToNode Disabled, nodeToNode plaintext"))
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+	}).Should(Succeed())
+
+	g.Eventually(func() error {
+		cur := get(g, ds)
+		cur.Spec.Encryption.ProfileRef = "ds-test-roll-tls"
+		return env.Client.Update(context.Background(), cur)
+	}).Should(Succeed())
+	issueCertificate(t, ds, 1)
+
+	want := []string{
+		"clientToNode Optional, nodeToNode accept TLS, send plaintext",
+		"clientToNode Required, nodeToNode TLS optional",
+		"clientToNode Required, nodeToNode TLS required",
+	}
+	for _, step := range want {
+		g.Eventually(func(g Gomega) {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), sts)).To(Succeed())
+			applied, err := cassandra.AppliedStep(sts)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(applied.String()).To(Equal(step))
+		}).Should(Succeed())
+		// While the roll runs, the operator neither moves on nor claims Ready.
+		g.Consistently(func(g Gomega) {
+			got := get(g, ds)
+			g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring(step))
+			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseUpdating))
+		}, 500*time.Millisecond).Should(Succeed())
+		rollOut(t, ds)
+	}
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+		rolls := eventNotes(g, ds, "RollingRestart")
+		g.Expect(rolls).To(HaveLen(3))
+		g.Expect(strings.Join(rolls, "\n")).To(ContainSubstring("nodeToNode TLS optional→TLS required"))
+	}).Should(Succeed())
+}

@@ -1,0 +1,161 @@
+package cassandra
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// Step is the encryption one rolling restart configures: the effective profile itself, or a
+// transitional stage on the way to it. A live cluster cannot jump from plaintext to TLS-only
+// (or back) in one roll, because during the roll restarted and not-yet-restarted nodes must
+// still talk to each other and to clients.
+type Step struct {
+	// Encryption the nodes run with in this step.
+	Encryption v1alpha1.EffectiveEncryption `json:"encryption"`
+	// InternodeInboundOnly: nodes accept TLS from peers but still connect to them in plaintext
+	// (internode_encryption none, optional true). The first stage of enabling internode TLS and
+	// the last of disabling it: no node may send TLS before every node can receive it.
+	InternodeInboundOnly bool `json:"internodeInboundOnly,omitempty"`
+}
+
+// Target is the step that runs the effective profile as it is.
+func Target(enc v1alpha1.EffectiveEncryption) Step { return Step{Encryption: enc} }
+
+// internode levels: every roll moves at most one level, so that any two nodes in the middle of
+// a roll (one level apart) can still reach each other.
+const (
+	levelPlaintext   = iota // sends and accepts plaintext only
+	levelInboundOnly        // sends plaintext, accepts both
+	levelOptional           // sends TLS, accepts both
+	levelRequired           // sends and accepts TLS only
+)
+
+func (s Step) internodeLevel() int {
+	switch {
+	case s.Encryption.NodeToNode.Mode == v1alpha1.ChannelDisabled:
+		return levelPlaintext
+	case s.InternodeInboundOnly:
+		return levelInboundOnly
+	case s.Encryption.NodeToNode.Mode == v1alpha1.ChannelOptional:
+		return levelOptional
+	}
+	return levelRequired
+}
+
+// client levels: Disabled, Optional, Required; clients choose while the channel is Optional.
+func clientLevel(m v1alpha1.ChannelMode) int {
+	return map[v1alpha1.ChannelMode]int{v1alpha1.ChannelDisabled: 0, v1alpha1.ChannelOptional: 1, v1alpha1.ChannelRequired: 2}[m]
+}
+
+// Next returns the step to roll out after applied on the way to desired; applied nil means a
+// new cluster, which starts at the target directly. Next(x, desired) == Target(desired) once
+// x is the target.
+func Next(applied *Step, desired v1alpha1.EffectiveEncryption) Step {
+	if applied == nil {
+		return Target(desired)
+	}
+	next := Step{Encryption: desired}
+	next.Encryption.ClientToNode = nextClient(applied.Encryption.ClientToNode, desired.ClientToNode)
+
+	from, to := applied.internodeLevel(), Target(desired).internodeLevel()
+	level := to
+	switch {
+	case from < to:
+		level = from + 1
+	case from > to:
+		level = from - 1
+	}
+	// TLS settings for a transitional level: the desired ones on the way up, the applied ones
+	// on the way down (the desired profile may have none).
+	rr := desired.NodeToNode
+	if to == levelPlaintext {
+		rr = applied.Encryption.NodeToNode
+	}
+	switch level {
+	case levelPlaintext:
+		rr = desired.NodeToNode
+	case levelInboundOnly:
+		rr.Mode, next.InternodeInboundOnly = v1alpha1.ChannelOptional, true
+	case levelOptional:
+		rr.Mode = v1alpha1.ChannelOptional
+	}
+	if level >= levelInboundOnly && from >= levelInboundOnly {
+		rr = bridge(applied.Encryption.NodeToNode, rr)
+	}
+	next.Encryption.NodeToNode = rr
+	return next
+}
+
+func nextClient(applied, desired v1alpha1.EffectiveChannel) v1alpha1.EffectiveChannel {
+	from, to := clientLevel(applied.Mode), clientLevel(desired.Mode)
+	if from-to < 2 && to-from < 2 {
+		return desired
+	}
+	step := desired
+	if to == 0 {
+		step = applied
+	}
+	step.Mode = v1alpha1.ChannelOptional
+	return step
+}
+
+// bridge: when internode TLS stays on but its protocols or suites change so that old and new
+// nodes would share none, roll first to the union, so restarted nodes can still handshake with
+// the others; the next roll narrows to the desired settings.
+func bridge(applied, desired v1alpha1.EffectiveChannel) v1alpha1.EffectiveChannel {
+	if overlaps(applied.Protocols, desired.Protocols) && overlaps(applied.CipherSuites, desired.CipherSuites) {
+		return desired
+	}
+	u := desired // keeps the mode of the step
+	u.Protocols = union(applied.Protocols, desired.Protocols)
+	u.CipherSuites = union(applied.CipherSuites, desired.CipherSuites)
+	return u
+}
+
+func overlaps[T comparable](a, b []T) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return len(a) == 0 || len(b) == 0
+}
+
+func union[T comparable](a, b []T) []T {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+var internodeLevelNames = []string{"plaintext", "accept TLS, send plaintext", "TLS optional", "TLS required"}
+
+// String names the step: "clientToNode Optional, nodeToNode accept TLS, send plaintext".
+func (s Step) String() string {
+	return fmt.Sprintf("clientToNode %s, nodeToNode %s", s.Encryption.ClientToNode.Mode, internodeLevelNames[s.internodeLevel()])
+}
+
+// Describe says what a step changes, for Progressing and events: "clientToNode Disabled→Optional,
+// nodeToNode plaintext→accept TLS".
+func Describe(applied *Step, next Step) string {
+	if applied == nil {
+		return "initial configuration"
+	}
+	var parts []string
+	if a, n := applied.Encryption.ClientToNode, next.Encryption.ClientToNode; a.Mode != n.Mode {
+		parts = append(parts, fmt.Sprintf("clientToNode %s→%s", a.Mode, n.Mode))
+	}
+	if a, n := applied.internodeLevel(), next.internodeLevel(); a != n {
+		parts = append(parts, fmt.Sprintf("nodeToNode %s→%s", internodeLevelNames[a], internodeLevelNames[n]))
+	}
+	if len(parts) == 0 {
+		return "protocols, cipher suites or engine"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,166 @@
+// Package certs renders the cert-manager objects that give a datastore's nodes their TLS
+// certificates: a CA of the datastore's own (self-signed Issuer → CA Certificate → CA Issuer)
+// unless the user names an issuer, and one node Certificate whose Secret every node mounts.
+package certs
+
+import (
+	"fmt"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+)
+
+// Defaults of node certificates.
+var (
+	DefaultDuration = 2160 * time.Hour // 90 days
+	caDuration      = 5 * 365 * 24 * time.Hour
+	caRenewBefore   = 180 * 24 * time.Hour
+)
+
+// Request is what a datastore's certificates are built from.
+type Request struct {
+	Datastore *v1alpha1.SecuredDatastore
+	// Labels every object carries.
+	Labels map[string]string
+	// DNSNames of every pod and Service the nodes answer as.
+	DNSNames []string
+	// Channels that use TLS: their suites decide the key algorithm when the spec leaves it open.
+	Channels []v1alpha1.EffectiveChannel
+}
+
+// Names of a datastore's certificate objects.
+func SelfSignedIssuer(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-selfsigned" }
+func CAIssuer(ds *v1alpha1.SecuredDatastore) string         { return ds.Name + "-ca" }
+func CACertificate(ds *v1alpha1.SecuredDatastore) string    { return ds.Name + "-ca" }
+func NodeCertificate(ds *v1alpha1.SecuredDatastore) string  { return ds.Name + "-node" }
+
+// NodeSecret is the Secret cert-manager writes the node certificate to: tls.key (PKCS#8),
+// tls.crt, ca.crt and tls-combined.pem (key then chain, the keystore Cassandra reads).
+func NodeSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-node-tls" }
+
+// Build returns the objects to apply, CA chain first. It fails when the requested key cannot
+// authenticate any suite a channel allows.
+func Build(r Request) ([]client.Object, error) {
+	ds := r.Datastore
+	spec := v1alpha1.CertificatesSpec{}
+	if ds.Spec.Certificates != nil {
+		spec = *ds.Spec.Certificates
+	}
+	key, err := nodeKey(spec.PrivateKey, r.Channels)
+	if err != nil {
+		return nil, err
+	}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: r.Labels}
+	}
+	var objs []client.Object
+	issuer := cmmeta.IssuerReference{Name: CAIssuer(ds), Kind: cmv1.IssuerKind, Group: "cert-manager.io"}
+	if ref := spec.IssuerRef; ref != nil {
+		issuer = cmmeta.IssuerReference{Name: ref.Name, Kind: or(ref.Kind, cmv1.IssuerKind), Group: or(ref.Group, "cert-manager.io")}
+	} else {
+		// A namespaced self-signed Issuer rather than a ClusterIssuer: it is owned by the
+		// datastore and deleted with it, and the operator needs no cluster-wide issuer rights.
+		objs = append(objs,
+			&cmv1.Issuer{
+				TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.IssuerKind},
+				ObjectMeta: meta(SelfSignedIssuer(ds)),
+				Spec:       cmv1.IssuerSpec{IssuerConfig: cmv1.IssuerConfig{SelfSigned: &cmv1.SelfSignedIssuer{}}},
+			},
+			&cmv1.Certificate{
+				TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
+				ObjectMeta: meta(CACertificate(ds)),
+				Spec: cmv1.CertificateSpec{
+					IsCA: true, CommonName: fmt.Sprintf("%s.%s datastore CA", ds.Name, ds.Namespace), SecretName: CACertificate(ds),
+					Duration: &metav1.Duration{Duration: caDuration}, RenewBefore: &metav1.Duration{Duration: caRenewBefore},
+					PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: cmv1.ECDSAKeyAlgorithm, Size: 256, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
+					IssuerRef:  cmmeta.IssuerReference{Name: SelfSignedIssuer(ds), Kind: cmv1.IssuerKind, Group: "cert-manager.io"},
+				},
+			},
+			&cmv1.Issuer{
+				TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.IssuerKind},
+				ObjectMeta: meta(CAIssuer(ds)),
+				Spec:       cmv1.IssuerSpec{IssuerConfig: cmv1.IssuerConfig{CA: &cmv1.CAIssuer{SecretName: CACertificate(ds)}}},
+			},
+		)
+	}
+	duration := metav1.Duration{Duration: DefaultDuration}
+	if spec.Duration != nil {
+		duration = *spec.Duration
+	}
+	renew := metav1.Duration{Duration: duration.Duration / 3}
+	if spec.RenewBefore != nil {
+		renew = *spec.RenewBefore
+	}
+	objs = append(objs, &cmv1.Certificate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
+		ObjectMeta: meta(NodeCertificate(ds)),
+		Spec: cmv1.CertificateSpec{
+			CommonName: r.DNSNames[0],
+			DNSNames:   r.DNSNames,
+			SecretName: NodeSecret(ds),
+			// Internode TLS is mutual: every node is server and client.
+			Usages:     []cmv1.KeyUsage{cmv1.UsageServerAuth, cmv1.UsageClientAuth, cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment},
+			Duration:   &duration,
+			PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: key.algorithm, Size: key.size, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
+			// Cassandra's PEM keystore is one file with the key and the chain.
+			AdditionalOutputFormats: []cmv1.CertificateAdditionalOutputFormat{{Type: cmv1.CertificateOutputFormatCombinedPEM}},
+			RenewBefore:             &renew,
+			IssuerRef:               issuer,
+			SecretTemplate:          &cmv1.CertificateSecretTemplate{Labels: r.Labels},
+		},
+	})
+	return objs, nil
+}
+
+type keySpec struct {
+	algorithm cmv1.PrivateKeyAlgorithm
+	size      int
+}
+
+// nodeKey: the spec's key, else RSA when some allowed suite authenticates with RSA and none
+// with ECDSA (TLS 1.2 suites name the certificate type they need), else ECDSA P-256.
+func nodeKey(spec v1alpha1.PrivateKeySpec, channels []v1alpha1.EffectiveChannel) (keySpec, error) {
+	auths := map[string][]string{}
+	for _, ch := range channels {
+		for _, name := range ch.CipherSuites {
+			if s, ok := crypto.Lookup(name); ok {
+				auths[s.Authentication] = append(auths[s.Authentication], name)
+			}
+		}
+	}
+	usable := func(alg string) bool {
+		return len(auths) == 0 || len(auths["any"]) > 0 || len(auths[alg]) > 0
+	}
+	switch {
+	case spec.Algorithm == "" && !usable("ECDSA") && usable("RSA"):
+		return keySpec{cmv1.RSAKeyAlgorithm, int(or(spec.Size, 2048))}, nil
+	case spec.Algorithm == "" || spec.Algorithm == "ECDSA":
+		if !usable("ECDSA") {
+			return keySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an ECDSA key cannot serve any allowed cipher suite (%v need RSA): set algorithm RSA or allow an ECDSA or TLS 1.3 suite", auths["RSA"])
+		}
+		return keySpec{cmv1.ECDSAKeyAlgorithm, int(or(spec.Size, 256))}, nil
+	case spec.Algorithm == "RSA":
+		if !usable("RSA") {
+			return keySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an RSA key cannot serve any allowed cipher suite (%v need ECDSA): set algorithm ECDSA or allow an RSA or TLS 1.3 suite", auths["ECDSA"])
+		}
+		return keySpec{cmv1.RSAKeyAlgorithm, int(or(spec.Size, 2048))}, nil
+	}
+	if !usable("Ed25519") {
+		return keySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an Ed25519 key serves only TLS 1.3 suites: allow one or choose ECDSA")
+	}
+	return keySpec{cmv1.Ed25519KeyAlgorithm, 0}, nil
+}
+
+func or[T comparable](v, fallback T) T {
+	var zero T
+	if v == zero {
+		return fallback
+	}
+	return v
+}
