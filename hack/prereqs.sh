@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh Debian machine: make and git (build), openssl and
-# a Java runtime (the cipher-suite catalogue is checked against the real OpenSSL and JDK), and
-# Maven (the data-plane tests run Cassandra from Maven Central jars). Go 1.26 itself must already
+# a Java runtime (the cipher-suite catalogue is checked against the real OpenSSL and JDK),
+# Maven (the data-plane tests run Cassandra from Maven Central jars) and tcpdump (the
+# confidentiality canary captures loopback traffic; it needs root or CAP_NET_RAW). Go 1.26 itself must already
 # be installed; Debian's golang package is too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
@@ -13,6 +14,7 @@ command -v git >/dev/null || need+=(git)
 command -v openssl >/dev/null || need+=(openssl)
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
+command -v tcpdump >/dev/null || need+=(tcpdump)
 if ((${#need[@]})); then
   log "installing ${need[*]} from Debian"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo

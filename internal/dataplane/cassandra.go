@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
@@ -24,10 +23,26 @@ import (
 
 // CassandraNode is a running Cassandra process.
 type CassandraNode struct {
-	Address string // listen address (loopback)
-	Dir     string
-	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	Node
+	Dir  string
+	conf string
+	home string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+}
+
+// Node describes one Cassandra process to start.
+type Node struct {
+	// Address: the listen address, a loopback address of its own (127.0.0.x).
+	Address string
+	// Seeds: addresses of the seed nodes; defaults to the node itself.
+	Seeds []string
+	// JMXPort for nodetool; defaults to 7199. Nodes on one machine need their own.
+	JMXPort int
+	// Step: the encryption the builders render.
+	Step cassandra.Step
+	// CA signs the node's certificate (for its address); nil when no channel uses TLS.
+	CA *testpki.CA
 }
 
 // NativeAddress is the node's CQL endpoint.
@@ -40,11 +55,18 @@ func (n *CassandraNode) StorageAddress() string {
 	return fmt.Sprintf("%s:%d", n.Address, cassandra.StoragePort)
 }
 
-// StartCassandra renders the node's files from the effective profile with the operator's
-// builders, starts Cassandra with the image's launcher, waits for "Startup complete" and stops
-// the process (by its PID) when the test ends.
-func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncryption, ca *testpki.CA) *CassandraNode {
+// StartCassandra renders the node's files with the operator's builders, starts Cassandra with
+// the image's launcher, waits for "Startup complete" and stops the process (by its PID) when
+// the test ends.
+func StartCassandra(t testing.TB, node Node) *CassandraNode {
 	t.Helper()
+	if len(node.Seeds) == 0 {
+		node.Seeds = []string{node.Address}
+	}
+	if node.JMXPort == 0 {
+		node.JMXPort = cassandra.JMXPort
+	}
+	address, enc := node.Address, node.Step.Encryption
 	root := samples.RepoRoot()
 	lib, err := exec.Command(filepath.Join(root, "hack", "cassandra-jars.sh")).Output()
 	if err != nil {
@@ -60,19 +82,19 @@ func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncrypti
 	if err := os.Symlink(strings.TrimSpace(string(lib)), filepath.Join(home, "lib")); err != nil {
 		t.Fatal(err)
 	}
-	if ca != nil {
-		ca.WriteSecret(t, tlsDir, address)
+	if node.CA != nil {
+		node.CA.WriteSecret(t, tlsDir, address)
 	}
-	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: []string{address},
+	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: node.Seeds,
 		ListenAddress: address, Layout: cassandra.Layout{DataDir: filepath.Join(dir, "data"), TLSDir: tlsDir}}
-	yaml, err := cassandra.Config(topo, cassandra.Target(enc))
+	yaml, err := cassandra.Config(topo, node.Step)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{
 		"cassandra.yaml":              yaml,
 		"cassandra-rackdc.properties": cassandra.RackDC(topo),
-		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512}, enc),
+		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512, JMXPort: node.JMXPort}, enc),
 	}
 	for _, f := range []string{"jvm17-server.options", "logback.xml", "logback-tools.xml"} {
 		b, err := os.ReadFile(filepath.Join(root, "images", "cassandra", "conf", f))
@@ -87,10 +109,11 @@ func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncrypti
 		}
 	}
 
-	n := &CassandraNode{Address: address, Dir: dir, log: &bytes.Buffer{}}
+	n := &CassandraNode{Node: node, Dir: dir, conf: conf, home: home, log: &bytes.Buffer{}}
 	n.cmd = exec.Command(filepath.Join(root, "images", "cassandra", "bin", "cassandra"), "-f")
-	n.cmd.Env = append(os.Environ(), "CASSANDRA_HOME="+home, "CASSANDRA_CONF="+conf,
-		"CASSANDRA_DATA="+filepath.Join(dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(dir, "log"))
+	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
+	n.cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(dir, "log"),
+		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := n.cmd.StdoutPipe()
 	if err != nil {
@@ -127,6 +150,21 @@ func StartCassandra(t testing.TB, address string, enc v1alpha1.EffectiveEncrypti
 	}
 	return n
 }
+
+func (n *CassandraNode) env() []string {
+	return append(os.Environ(), "CASSANDRA_HOME="+n.home, "CASSANDRA_CONF="+n.conf, fmt.Sprintf("JMX_PORT=%d", n.JMXPort))
+}
+
+// Nodetool runs the image's nodetool against this node and returns its output.
+func (n *CassandraNode) Nodetool(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "nodetool"), args...)
+	cmd.Env = n.env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TLSDir holds the node's certificate files, shaped like the mounted Secret.
+func (n *CassandraNode) TLSDir() string { return filepath.Join(n.Dir, "tls") }
 
 // Log returns what the node logged so far.
 func (n *CassandraNode) Log() string { return n.log.String() }

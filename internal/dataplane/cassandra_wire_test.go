@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
 	"secured.dev/operator/internal/verify"
@@ -51,7 +53,7 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 	if enc.ClientToNode.Engine != v1alpha1.TLSEngineJDK {
 		t.Fatalf("engine %s; resolution must pick the JDK for a pinned TLS 1.3 suite", enc.ClientToNode.Engine)
 	}
-	node := StartCassandra(t, "127.0.0.1", enc, testpki.New(t))
+	node := StartCassandra(t, Node{Address: "127.0.0.1", Step: cassandra.Target(enc), CA: testpki.New(t)})
 	for _, c := range []struct {
 		name string
 		want v1alpha1.EffectiveChannel
@@ -65,17 +67,21 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 }
 
 // The same profile forced onto the OpenSSL engine (BoringSSL cannot restrict TLS 1.3 suites),
-// with plaintext still accepted on the client port during a transition: the prober reports the
-// drift the configuration file hides.
+// with plaintext still accepted on both ports during a transition: the prober reports the
+// drift the configuration file hides, and the canary sees a value a plaintext client writes.
 func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	openssl := v1alpha1.TLSSettings{Engine: v1alpha1.TLSEngineOpenSSL}
+	optional := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional, TLS: &openssl}
 	enc := shippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{
-		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional, TLS: &openssl}},
-		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{TLS: &openssl}},
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: optional},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: optional},
 	})
-	node := StartCassandra(t, "127.0.0.1", enc, testpki.New(t))
+	node := StartCassandra(t, Node{Address: "127.0.0.1", Step: cassandra.Target(enc), CA: testpki.New(t)})
 
-	rr, err := scan(t, node.StorageAddress())
+	rr, err := probe.Scan(context.Background(), node.StorageAddress(), probe.Options{Plaintext: probe.PlaintextGreeting, Greeting: probe.CassandraInternodeGreeting})
+	if err != nil || rr.PlaintextAccepted == nil || !*rr.PlaintextAccepted {
+		t.Errorf("nodeToNode Optional: plaintextAccepted %v (%v); want true", deref(rr.PlaintextAccepted), err)
+	}
 	f := verify.Compare(enc.NodeToNode, rr, err)
 	if f.Reason != verify.ReasonCipherSuiteDrift || !strings.Contains(strings.Join(f.Differences, ";"), "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256") {
 		t.Errorf("nodeToNode: %s %v; want CipherSuiteDrift naming the two extra TLS 1.3 suites", f.Reason, f.Differences)
@@ -89,5 +95,17 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	}
 	if !strings.Contains(node.Log(), "BoringSSL doesn't allow to enable or disable TLSv1.3 ciphers") {
 		t.Error("Cassandra did not log BoringSSL's refusal; is the OpenSSL engine in use?")
+	}
+
+	// The canary's positive control: a plaintext client's value is in the capture.
+	session := CQLSession(t, nil, node)
+	marker := Marker(t)
+	capture := Capture(t, []int{cassandra.NativePort}, func() {
+		if err := session.Query("SELECT release_version FROM system.local WHERE key = ?", marker).Exec(); err != nil {
+			t.Fatalf("plaintext query: %v", err)
+		}
+	})
+	if !bytes.Contains(capture, []byte(marker)) {
+		t.Errorf("a plaintext client's marker is not in the capture (%d bytes): the canary cannot see clear text", len(capture))
 	}
 }

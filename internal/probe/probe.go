@@ -59,6 +59,7 @@ type Certificate struct {
 	Subject, Issuer string
 	DNSNames        []string
 	NotAfter        time.Time
+	Serial          string // tells a renewed certificate from its predecessor
 }
 
 // Result is what a scan observed.
@@ -271,7 +272,7 @@ func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificat
 }
 
 func summarize(c *x509.Certificate) *Certificate {
-	return &Certificate{Subject: c.Subject.String(), Issuer: c.Issuer.String(), DNSNames: c.DNSNames, NotAfter: c.NotAfter}
+	return &Certificate{Subject: c.Subject.String(), Issuer: c.Issuer.String(), DNSNames: c.DNSNames, NotAfter: c.NotAfter, Serial: c.SerialNumber.String()}
 }
 
 // cqlPlaintext sends a CQL v4 OPTIONS frame; a server that accepts plaintext answers SUPPORTED.
