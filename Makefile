@@ -44,12 +44,17 @@ envtest-assets: ## Build kube-apiserver and etcd for envtest from the Go module 
 .PHONY: test
 test: prereqs envtest-assets ## Run every test: unit, API validation and controllers against a real API server.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
 bench: ## Go benchmarks (catalogue, profile resolution).
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+.PHONY: bench-acceleration
+bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK flags and OPENSSL_ia32cap, on and off (~30 s).
+	bench/acceleration/run.sh
 
 ##@ Kind (offline)
 
@@ -64,6 +69,14 @@ images: ## Build the product's images locally and load them into the Kind cluste
 .PHONY: e2e-smoke
 e2e-smoke: ## Smoke-test the Kind cluster: pods on every worker, cluster network, images, crypto labels, cert-manager.
 	KUBECONFIG=$(CURDIR)/bin/kind/kubeconfig $(GO) test -tags e2e -count=1 -v -run Smoke ./e2e/
+
+.PHONY: deploy
+deploy: ## Build and load the images and install the operator (CRDs, RBAC, manager) into the Kind cluster.
+	hack/deploy.sh
+
+.PHONY: e2e
+e2e: deploy ## Every end-to-end test on the Kind cluster (smoke, then a 3-node TLS Cassandra datastore; ~5 min).
+	KUBECONFIG=$(CURDIR)/bin/kind/kubeconfig $(GO) test -tags e2e -count=1 -v -timeout 30m ./e2e/
 
 .PHONY: kind-down
 kind-down: ## Delete the Kind cluster (cached images stay).

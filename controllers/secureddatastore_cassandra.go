@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -218,19 +219,23 @@ func (r *SecuredDatastoreReconciler) reportRoll(s *datastoreScope) {
 	progressing := func(reason, msg string) {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, reason, msg)
 	}
-	created := s.sts != nil && s.sts.Status.Replicas > 0
+	// A datastore that was never Ready is still being provisioned, whatever its StatefulSet
+	// reports; after that, a roll is an update and missing nodes are a degradation.
+	prev := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady)
+	provisioned := prev != nil && (prev.Status == metav1.ConditionTrue || prev.Reason == "Updating" || prev.Reason == "Degraded")
+	waitingFor := ""
+	if len(waiting) > 0 {
+		waitingFor = "; waiting for " + waiting[0]
+	}
+	converged := s.sts != nil && !s.rollStarted && rolledOut(s.sts) && atTarget
 	switch {
-	case !created:
-		progressing("Provisioning", fmt.Sprintf("creating %d nodes, one at a time", nodes))
+	case !provisioned && !converged:
+		progressing("Provisioning", fmt.Sprintf("creating %d nodes, one at a time: %d ready%s", nodes, ready, waitingFor))
 	case s.rollStarted:
 		progressing("Rolling", "rolling restart started: "+describeStep(s))
 	case !rolledOut(s.sts):
 		st := s.sts.Status
-		msg := fmt.Sprintf("%s: %d of %d nodes updated, %d ready", describeStep(s), st.UpdatedReplicas, nodes, st.ReadyReplicas)
-		if len(waiting) > 0 {
-			msg += "; waiting for " + waiting[0]
-		}
-		progressing("Rolling", msg)
+		progressing("Rolling", fmt.Sprintf("%s: %d of %d nodes updated, %d ready%s", describeStep(s), st.UpdatedReplicas, nodes, st.ReadyReplicas, waitingFor))
 	case !atTarget:
 		// Rolled out, but only to an intermediate step; the next reconcile starts the next.
 		progressing("Rolling", "rolled out "+describeStep(s))
@@ -238,19 +243,24 @@ func (r *SecuredDatastoreReconciler) reportRoll(s *datastoreScope) {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolledOut",
 			fmt.Sprintf("all %d nodes run the effective profile", nodes))
 	}
-	if created && !s.rollStarted && rolledOut(s.sts) && atTarget && ready == nodes {
+	switch {
+	case converged && ready == nodes:
 		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "NodesReady",
 			fmt.Sprintf("%d of %d nodes are up and serve CQL with the effective profile", ready, nodes)) {
 			r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "Ready", "Reconcile", "%d nodes ready", nodes)
 		}
-		return
+	case !provisioned:
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Provisioning",
+			fmt.Sprintf("%d of %d nodes ready; see Progressing", ready, nodes))
+	case converged:
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Degraded",
+			fmt.Sprintf("%d of %d nodes ready%s", ready, nodes, waitingFor)) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "Degraded", "Reconcile", "%d of %d nodes ready%s", ready, nodes, waitingFor)
+		}
+	default:
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Updating",
+			fmt.Sprintf("%d of %d nodes ready; see Progressing", ready, nodes))
 	}
-	reason := "Provisioning"
-	if created && s.applied != nil {
-		reason = "Updating"
-	}
-	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason,
-		fmt.Sprintf("%d of %d nodes ready; see Progressing", ready, nodes))
 }
 
 func describeStep(s *datastoreScope) string { return "step " + s.step.String() }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -154,8 +155,14 @@ func TestEnablingTLSRollsOneStepAtATime(t *testing.T) {
 	ds := datastore("roll", "ds-test-plain")
 	create(t, ds)
 	g.Expect(rollOut(t, ds).String()).To(Equal("clientToNode Disabled, nodeToNode plaintext"))
+	for i := range 3 {
+		runningPod(t, ds, i, fmt.Sprintf("127.0.0.%d", 31+i)) // nothing listens: probes find them unreachable
+	}
 	g.Eventually(func(g Gomega) {
-		g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+		got := get(g, ds)
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		g.Expect(got.Status.ReadyNodes).To(BeEquivalentTo(3))
 	}).Should(Succeed())
 
 	g.Eventually(func() error {

@@ -207,6 +207,8 @@ func (r *SecuredDatastoreReconciler) summarize(s *datastoreScope) {
 		ds.Status.Phase = v1alpha1.PhaseReady
 	case ready != nil && ready.Reason == "Updating":
 		ds.Status.Phase = v1alpha1.PhaseUpdating
+	case ready != nil && ready.Reason == "Degraded":
+		ds.Status.Phase = v1alpha1.PhaseDegraded
 	case ready != nil && ready.Reason == "Provisioning":
 		ds.Status.Phase = v1alpha1.PhaseProvisioning
 	default:

@@ -21,10 +21,10 @@ import (
 // runningPod records in the API server a datastore pod whose address is a real Cassandra
 // process on this machine: envtest has no kubelet, so the test writes the status a kubelet
 // would, and the operator's prober then talks to the real node.
-func runningPod(t *testing.T, ds *v1alpha1.SecuredDatastore, address string) {
+func runningPod(t *testing.T, ds *v1alpha1.SecuredDatastore, ordinal int, address string) {
 	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: cassandra.NamesOf(ds).Pod(0), Namespace: ds.Namespace, Labels: cassandra.Labels(ds)},
+		ObjectMeta: metav1.ObjectMeta{Name: cassandra.NamesOf(ds).Pod(ordinal), Namespace: ds.Namespace, Labels: cassandra.Labels(ds)},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cassandra", Image: "secured.dev/cassandra:test"}},
 			AutomountServiceAccountToken: ptr.To(false)},
 	}
@@ -60,7 +60,7 @@ func startWireTest(t *testing.T, name, address string, jmx int, overrides v1alph
 	dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: testpki.New(t)})
 	issueCertificate(t, ds, 1)
 	rollOut(t, ds)
-	runningPod(t, ds, address)
+	runningPod(t, ds, 0, address)
 	return ds
 }
 

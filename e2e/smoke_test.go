@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/placement"
 )
 
@@ -33,6 +34,7 @@ func newClient(t *testing.T) client.Client {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = cmv1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
 	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)

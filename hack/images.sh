@@ -92,6 +92,7 @@ jre_tag=${jre#*=}; jre_tag=${jre_tag%% *}
 images=(
   "$(go_image manager ./cmd/manager)"
   "$(go_image crypto-labeller ./cmd/crypto-labeller)"
+  "$(go_image cql-client ./cmd/cql-client)"
   "$jre"
   "$(cassandra_image "$jre_tag")"
   "$(debian_image prometheus /usr/bin/prometheus prometheus)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what every e2e run expects in the Kind cluster: the node crypto-feature labeller
-# (no Node Feature Discovery here) and, from the next change on, cert-manager. Idempotent.
+# Installs what every e2e run expects in the Kind cluster: the node crypto-feature labeller (no
+# Node Feature Discovery here), a default StorageClass that non-root pods can write, and
+# cert-manager. Idempotent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/hack/versions.sh"
@@ -17,13 +18,26 @@ sed "s|IMAGE|${image[crypto-labeller]}|" "$root/config/labeller/crypto-labeller.
   "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
 "$kubectl" -n secured-system rollout status daemonset/crypto-labeller --timeout=120s >&2
 
-# cert-manager v1.11.5 (built locally; see hack/cert-manager-images.sh) with the cert-manager.io/v1
-# CRDs of the API module we compile against (v1.21.2, a superset of what v1.11 knows).
+# Add-on images built from the module proxy (hack/addon-images.sh), loaded into the nodes.
 declare -A cm
 while IFS='=' read -r name rest; do
   cm[$name]=${rest%% *}
   "$root/bin/kind-cli/$KIND_VERSION/kind" load image-archive "${rest##* }" --name secured >/dev/null
-done < <("$root/hack/cert-manager-images.sh")
+done < <("$root/hack/addon-images.sh")
+
+# The default StorageClass: volumes that non-root pods can write (see the manifest). The node
+# image's "standard" class uses another provisioner, and a class's provisioner is immutable.
+log "local-path-provisioner ${cm[local-path-provisioner]##*:}"
+if [[ $("$kubectl" get storageclass standard -o jsonpath='{.provisioner}' 2>/dev/null) == kubernetes.io/host-path ]]; then
+  "$kubectl" delete storageclass standard >/dev/null
+fi
+sed "s|HELPER_IMAGE|${image[jre]}|g; s|IMAGE|${cm[local-path-provisioner]}|g" "$root/hack/kind/local-path-storage.yaml" |
+  "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
+"$kubectl" -n local-path-storage rollout status deployment/local-path-provisioner --timeout=120s >&2
+
+# cert-manager with the cert-manager.io/v1 CRDs of the API module we compile against (v1.21.2,
+# a superset of what v1.11 knows). CombinedPEM output (Cassandra's keystore) is behind a feature
+# gate in v1.11; later releases enable it by default.
 helm="$root/bin/helm/$HELM_VERSION/helm"
 [[ -x $helm ]] || GOBIN="$(dirname "$helm")" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 cm_module=$(cd "$root/hack/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
@@ -39,6 +53,7 @@ sed 's/^version: .*/version: v1.11.5/; s/^appVersion: .*/appVersion: v1.11.5/' \
   "$chart/cert-manager/Chart.template.yaml" >"$chart/cert-manager/Chart.yaml"
 "$helm" template cert-manager "$chart/cert-manager" --namespace cert-manager --kube-version "$KUBE_VERSION" \
   --set installCRDs=false --set startupapicheck.enabled=false \
+  --set featureGates=AdditionalCertificateOutputFormats=true \
   --set image.repository="${cm[cert-manager-controller]%:*}" --set image.tag="${cm[cert-manager-controller]##*:}" \
   --set webhook.image.repository="${cm[cert-manager-webhook]%:*}" --set webhook.image.tag="${cm[cert-manager-webhook]##*:}" \
   --set cainjector.image.repository="${cm[cert-manager-cainjector]%:*}" --set cainjector.image.tag="${cm[cert-manager-cainjector]##*:}" \

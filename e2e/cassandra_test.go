@@ -1,0 +1,164 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/samples"
+)
+
+// imageOnNodes finds the tag of a product image the nodes hold (make images loads them).
+func imageOnNodes(t *testing.T, c client.Client, repo string) string {
+	t.Helper()
+	for _, n := range workers(t, c) {
+		for _, img := range n.Status.Images {
+			for _, name := range img.Names {
+				if strings.HasPrefix(name, repo+":") {
+					return name
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s image on the workers: run make deploy", repo)
+	return ""
+}
+
+// applyProfile creates a shipped EncryptionProfile unless it exists.
+func applyProfile(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samples.ProfilesDir(), name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &v1alpha1.EncryptionProfile{}
+	if err := yaml.UnmarshalStrict(b, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), p); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// A 3-node TLS 1.3 SecuredDatastore on the Kind cluster, in a namespace that enforces the
+// restricted Pod Security Standard: it becomes Ready, the operator verifies the wire, and an
+// application pod writes and reads over TLS through the client Service.
+func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-cassandra-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	applyProfile(t, c, "tls13-aes128-gcm")
+
+	memory := resource.MustParse("1Gi")
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns.Name},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineCassandra,
+			Cassandra: &v1alpha1.CassandraTopology{
+				Nodes: ptr.To[int32](3), Heap: ptr.To(resource.MustParse("384Mi")),
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
+				},
+				Storage: v1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("1Gi"))},
+			},
+			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: "tls13-aes128-gcm"},
+			Placement:    &v1alpha1.PlacementSpec{CryptoAcceleration: v1alpha1.AccelerationRequired, Features: []v1alpha1.CPUFeature{"AESNI"}},
+			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
+		},
+	}
+	start := time.Now()
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	eventually(t, 15*time.Minute, "the datastore becomes Ready", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		progress := ""
+		if p := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionProgressing); p != nil {
+			progress = p.Message
+		}
+		if line := fmt.Sprintf("%s, %d/%d ready: %s", ds.Status.Phase, ds.Status.ReadyNodes, ds.Status.Nodes, progress); line != last {
+			t.Logf("%6s %s", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		if ds.Status.Phase != v1alpha1.PhaseReady {
+			return fmt.Errorf("phase %s", ds.Status.Phase)
+		}
+		return nil
+	})
+	t.Logf("3-node TLS 1.3 datastore Ready in %s", time.Since(start).Round(time.Second))
+
+	eventually(t, 3*time.Minute, "the wire is verified", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		v := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
+		if v == nil || v.Status != metav1.ConditionTrue {
+			return fmt.Errorf("EncryptionVerified %+v", v)
+		}
+		t.Logf("EncryptionVerified: %s", v.Message)
+		return nil
+	})
+
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "cql-client", Namespace: ns.Name},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](2),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy:   corev1.RestartPolicyNever,
+				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+				Containers: []corev1.Container{{
+					Name: "cql", Image: imageOnNodes(t, c, "secured.dev/cql-client"), ImagePullPolicy: corev1.PullNever,
+					Args: []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
+					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				}},
+				// The client trusts the datastore's CA; the node certificate doubles as its
+				// client certificate here (it has the client-auth usage).
+				Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certs.NodeSecret(ds)}}}},
+			}},
+		},
+	}
+	if err := c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, "the CQL client Job succeeds", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return err
+		}
+		if job.Status.Failed > 2 {
+			t.Fatalf("the CQL client failed %d times", job.Status.Failed)
+		}
+		if job.Status.Succeeded == 0 {
+			return fmt.Errorf("succeeded %d, failed %d", job.Status.Succeeded, job.Status.Failed)
+		}
+		return nil
+	})
+}
