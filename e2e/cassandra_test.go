@@ -135,7 +135,7 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				Containers: []corev1.Container{{
 					Name: "cql", Image: imageOnNodes(t, c, "secured.dev/cql-client"), ImagePullPolicy: corev1.PullNever,
-					Args: []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"},
+					Args:         []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"},
 					VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
 					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
