@@ -100,10 +100,17 @@ images=(
 
 kind="$root/bin/kind-cli/$KIND_VERSION/kind"
 if [[ -x $kind ]] && "$kind" get clusters 2>/dev/null | grep -qx secured; then
+  # Tags change with their inputs, so an image every node holds is current: skip the load.
+  nodes=$("$kind" get nodes --name secured)
   for line in "${images[@]}"; do
-    tar=${line##* }
-    log "loading ${line%% *} into the Kind cluster"
-    "$kind" load image-archive "$tar" --name secured >/dev/null
+    tag=${line#*=}; tag=${tag%% *}
+    missing=0
+    for n in $nodes; do
+      docker exec "$n" ctr -n k8s.io images ls -q "name==$tag" 2>/dev/null | grep -q . || missing=1
+    done
+    ((missing)) || continue
+    log "loading $tag into the Kind cluster"
+    "$kind" load image-archive "${line##* }" --name secured >/dev/null
   done
 fi
 printf '%s\n' "${images[@]%% *}"

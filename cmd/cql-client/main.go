@@ -59,9 +59,15 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int) error {
 			}
 			cfg.Certificates = []tls.Certificate{pair}
 		}
-		// gocql dials pod IPs it discovers; the certificate names the pods' DNS names, so
-		// verify the chain against the CA and leave the host name to the chain's SANs.
-		cluster.SslOpts = &gocql.SslOptions{Config: cfg, EnableHostVerification: false}
+		// gocql dials the IP addresses it resolves and discovers, and would check the
+		// certificate against those; the certificate names the Service and the pods by DNS.
+		// So verify the chain against the CA and the name against the Service's host name.
+		name, _, _ := strings.Cut(strings.Split(hosts, ",")[0], ":")
+		cfg.InsecureSkipVerify = true //nolint:gosec // replaced by verifyNodeCertificate
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			return verifyNodeCertificate(raw, pool, name)
+		}
+		cluster.SslOpts = &gocql.SslOptions{Config: cfg}
 	}
 	session, err := cluster.CreateSession()
 	if err != nil {
@@ -93,4 +99,25 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int) error {
 	}
 	fmt.Printf("ok: Cassandra %s, wrote and read back one row at consistency ALL over %s\n", release, map[bool]string{true: "TLS", false: "plaintext"}[caFile != ""])
 	return nil
+}
+
+// verifyNodeCertificate checks that the chain leads to the datastore's CA and that the leaf
+// names the host the client was told to use.
+func verifyNodeCertificate(raw [][]byte, roots *x509.CertPool, name string) error {
+	if len(raw) == 0 {
+		return fmt.Errorf("the node presented no certificate")
+	}
+	leaf, err := x509.ParseCertificate(raw[0])
+	if err != nil {
+		return err
+	}
+	inter := x509.NewCertPool()
+	for _, der := range raw[1:] {
+		if c, err := x509.ParseCertificate(der); err == nil {
+			inter.AddCert(c)
+		}
+	}
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: name,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	return err
 }
