@@ -155,6 +155,7 @@ func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *
 	}
 	objs, err := cassandra.Build(cassandra.Cluster{
 		Datastore: ds, Step: s.step, Image: image, ClusterDomain: r.clusterDomain(), OperatorNamespace: r.Options.Namespace,
+		FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
 	}, secret)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("rendering the Cassandra objects: %w", err)

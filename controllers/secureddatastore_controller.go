@@ -47,6 +47,8 @@ type Options struct {
 	ClusterDomain string
 	// Namespace the operator runs in; its pods may reach the datastores' internode ports.
 	Namespace string
+	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
+	FeatureLabelPrefix string
 }
 
 func (r *SecuredDatastoreReconciler) clusterDomain() string {

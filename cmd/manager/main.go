@@ -17,6 +17,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/controllers"
+	"secured.dev/operator/internal/placement"
 )
 
 func main() {
@@ -34,6 +35,7 @@ func main() {
 	flag.StringVar(&options.CassandraImage, "cassandra-image", "secured.dev/cassandra:5.0.6", "Image of Cassandra nodes, unless a SecuredDatastore sets spec.image. It must have the layout of images/cassandra.")
 	flag.StringVar(&options.ClusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, for the host names in node certificates and seeds.")
 	flag.StringVar(&options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
+	flag.StringVar(&options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()

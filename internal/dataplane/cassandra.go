@@ -43,6 +43,8 @@ type Node struct {
 	Step cassandra.Step
 	// CA signs the node's certificate (for its address); nil when no channel uses TLS.
 	CA *testpki.CA
+	// RSAKey: the certificate has an RSA key (suites with _RSA_ authentication), else ECDSA.
+	RSAKey bool
 }
 
 // NativeAddress is the node's CQL endpoint.
@@ -83,7 +85,7 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 		t.Fatal(err)
 	}
 	if node.CA != nil {
-		node.CA.WriteSecret(t, tlsDir, address)
+		node.CA.WriteSecretWithKey(t, tlsDir, node.RSAKey, address)
 	}
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: node.Seeds,
 		ListenAddress: address, Layout: cassandra.Layout{DataDir: filepath.Join(dir, "data"), TLSDir: tlsDir}}

@@ -27,15 +27,25 @@ func mode(p *v1alpha1.PlacementSpec) v1alpha1.CryptoAcceleration {
 	return p.CryptoAcceleration
 }
 
+// The functions below take the feature label prefix the cluster uses (the operator's
+// --feature-label-prefix); empty means Node Feature Discovery's.
+func orDefault(prefix string) string {
+	if prefix == "" {
+		return LabelPrefix
+	}
+	return prefix
+}
+
 // Affinity turns the placement rule into node affinity on the feature labels: Required and
 // Preferred ask for every feature, Forbidden for none of them (a node whose features a person
 // hid has no labels for them, so it qualifies, and says so in its hidden-features label).
-func Affinity(p *v1alpha1.PlacementSpec) *corev1.Affinity {
+func Affinity(p *v1alpha1.PlacementSpec, prefix string) *corev1.Affinity {
+	prefix = orDefault(prefix)
 	var exprs []corev1.NodeSelectorRequirement
 	for _, f := range features(p) {
-		req := corev1.NodeSelectorRequirement{Key: LabelPrefix + string(f), Operator: corev1.NodeSelectorOpIn, Values: []string{"true"}}
+		req := corev1.NodeSelectorRequirement{Key: prefix + string(f), Operator: corev1.NodeSelectorOpIn, Values: []string{"true"}}
 		if mode(p) == v1alpha1.AccelerationForbidden {
-			req = corev1.NodeSelectorRequirement{Key: LabelPrefix + string(f), Operator: corev1.NodeSelectorOpDoesNotExist}
+			req = corev1.NodeSelectorRequirement{Key: prefix + string(f), Operator: corev1.NodeSelectorOpDoesNotExist}
 		}
 		exprs = append(exprs, req)
 	}
@@ -55,7 +65,8 @@ func Affinity(p *v1alpha1.PlacementSpec) *corev1.Affinity {
 
 // Qualifies reports whether a node can run the datastore's pods under the hard rules: the
 // placement's nodeSelector and, for Required and Forbidden, the feature labels.
-func Qualifies(p *v1alpha1.PlacementSpec, node *corev1.Node) bool {
+func Qualifies(p *v1alpha1.PlacementSpec, node *corev1.Node, prefix string) bool {
+	prefix = orDefault(prefix)
 	if p != nil {
 		for k, v := range p.NodeSelector {
 			if node.Labels[k] != v {
@@ -64,7 +75,7 @@ func Qualifies(p *v1alpha1.PlacementSpec, node *corev1.Node) bool {
 		}
 	}
 	for _, f := range features(p) {
-		has := node.Labels[LabelPrefix+string(f)] == "true"
+		has := node.Labels[prefix+string(f)] == "true"
 		switch mode(p) {
 		case v1alpha1.AccelerationRequired:
 			if !has {
@@ -80,10 +91,11 @@ func Qualifies(p *v1alpha1.PlacementSpec, node *corev1.Node) bool {
 }
 
 // Explain says, for a condition message, why no node qualifies and what to do.
-func Explain(p *v1alpha1.PlacementSpec, nodes int) string {
+func Explain(p *v1alpha1.PlacementSpec, nodes int, prefix string) string {
+	prefix = orDefault(prefix)
 	var labels []string
 	for _, f := range features(p) {
-		labels = append(labels, LabelPrefix+string(f))
+		labels = append(labels, prefix+string(f))
 	}
 	slices.Sort(labels)
 	switch mode(p) {

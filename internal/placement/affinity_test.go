@@ -30,16 +30,16 @@ func TestAffinityAndQualifies(t *testing.T) {
 		{"Preferred", &v1alpha1.PlacementSpec{CryptoAcceleration: v1alpha1.AccelerationPreferred}, false, true, true, true},
 		{"nodeSelector", &v1alpha1.PlacementSpec{NodeSelector: map[string]string{"pool": "web"}}, false, false, false, false},
 	} {
-		a := Affinity(tc.p)
+		a := Affinity(tc.p, "")
 		req := a != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil
 		pref := a != nil && len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0
 		if req != tc.required || pref != tc.preferred {
 			t.Errorf("%s: affinity required=%v preferred=%v", tc.name, req, pref)
 		}
-		if got := Qualifies(tc.p, aes); got != tc.aes {
+		if got := Qualifies(tc.p, aes, ""); got != tc.aes {
 			t.Errorf("%s: AES node qualifies=%v", tc.name, got)
 		}
-		if got := Qualifies(tc.p, hidden); got != tc.hidden {
+		if got := Qualifies(tc.p, hidden, ""); got != tc.hidden {
 			t.Errorf("%s: hidden-AES node qualifies=%v", tc.name, got)
 		}
 	}

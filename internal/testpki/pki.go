@@ -104,7 +104,14 @@ func (ca *CA) Issue(t testing.TB, rsaKey bool, names ...string) Issued {
 // holds into dir: tls.key (PKCS#8), tls.crt, ca.crt, and tls-combined.pem (key then chain).
 func (ca *CA) WriteSecret(t testing.TB, dir string, names ...string) {
 	t.Helper()
-	c := ca.Issue(t, false, names...)
+	ca.WriteSecretWithKey(t, dir, false, names...)
+}
+
+// WriteSecretWithKey is WriteSecret with an RSA key when rsaKey is set (for suites with _RSA_
+// authentication), else ECDSA.
+func (ca *CA) WriteSecretWithKey(t testing.TB, dir string, rsaKey bool, names ...string) {
+	t.Helper()
+	c := ca.Issue(t, rsaKey, names...)
 	files := map[string][]byte{
 		"tls.key": c.KeyPEM, "tls.crt": c.CertPEM, "ca.crt": ca.PEM,
 		"tls-combined.pem": append(append([]byte{}, c.KeyPEM...), c.CertPEM...),

@@ -60,6 +60,8 @@ type Cluster struct {
 	ClusterDomain string
 	// OperatorNamespace: the operator's pods there may reach the internode port, to probe it.
 	OperatorNamespace string
+	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
+	FeatureLabelPrefix string
 }
 
 // Objects are the Kubernetes objects of one Cassandra datastore, besides its certificates.
@@ -364,7 +366,7 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret string) (*
 		})
 	}
 
-	affinity := placement.Affinity(ds.Spec.Placement)
+	affinity := placement.Affinity(ds.Spec.Placement, c.FeatureLabelPrefix)
 	if affinity == nil {
 		affinity = &corev1.Affinity{}
 	}

@@ -52,7 +52,7 @@ func Build(r Request) ([]client.Object, error) {
 	if ds.Spec.Certificates != nil {
 		spec = *ds.Spec.Certificates
 	}
-	key, err := nodeKey(spec.PrivateKey, r.Channels)
+	key, err := NodeKey(spec.PrivateKey, r.Channels)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func Build(r Request) ([]client.Object, error) {
 			// Internode TLS is mutual: every node is server and client.
 			Usages:     []cmv1.KeyUsage{cmv1.UsageServerAuth, cmv1.UsageClientAuth, cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment},
 			Duration:   &duration,
-			PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: key.algorithm, Size: key.size, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
+			PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: key.Algorithm, Size: key.Size, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
 			// Cassandra's PEM keystore is one file with the key and the chain.
 			AdditionalOutputFormats: []cmv1.CertificateAdditionalOutputFormat{{Type: cmv1.CertificateOutputFormatCombinedPEM}},
 			RenewBefore:             &renew,
@@ -118,14 +118,15 @@ func Build(r Request) ([]client.Object, error) {
 	return objs, nil
 }
 
-type keySpec struct {
-	algorithm cmv1.PrivateKeyAlgorithm
-	size      int
+// KeySpec is the key of node certificates.
+type KeySpec struct {
+	Algorithm cmv1.PrivateKeyAlgorithm
+	Size      int
 }
 
-// nodeKey: the spec's key, else RSA when some allowed suite authenticates with RSA and none
+// NodeKey: the spec's key, else RSA when some allowed suite authenticates with RSA and none
 // with ECDSA (TLS 1.2 suites name the certificate type they need), else ECDSA P-256.
-func nodeKey(spec v1alpha1.PrivateKeySpec, channels []v1alpha1.EffectiveChannel) (keySpec, error) {
+func NodeKey(spec v1alpha1.PrivateKeySpec, channels []v1alpha1.EffectiveChannel) (KeySpec, error) {
 	auths := map[string][]string{}
 	for _, ch := range channels {
 		for _, name := range ch.CipherSuites {
@@ -139,22 +140,22 @@ func nodeKey(spec v1alpha1.PrivateKeySpec, channels []v1alpha1.EffectiveChannel)
 	}
 	switch {
 	case spec.Algorithm == "" && !usable("ECDSA") && usable("RSA"):
-		return keySpec{cmv1.RSAKeyAlgorithm, int(or(spec.Size, 2048))}, nil
+		return KeySpec{cmv1.RSAKeyAlgorithm, int(or(spec.Size, 2048))}, nil
 	case spec.Algorithm == "" || spec.Algorithm == "ECDSA":
 		if !usable("ECDSA") {
-			return keySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an ECDSA key cannot serve any allowed cipher suite (%v need RSA): set algorithm RSA or allow an ECDSA or TLS 1.3 suite", auths["RSA"])
+			return KeySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an ECDSA key cannot serve any allowed cipher suite (%v need RSA): set algorithm RSA or allow an ECDSA or TLS 1.3 suite", auths["RSA"])
 		}
-		return keySpec{cmv1.ECDSAKeyAlgorithm, int(or(spec.Size, 256))}, nil
+		return KeySpec{cmv1.ECDSAKeyAlgorithm, int(or(spec.Size, 256))}, nil
 	case spec.Algorithm == "RSA":
 		if !usable("RSA") {
-			return keySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an RSA key cannot serve any allowed cipher suite (%v need ECDSA): set algorithm ECDSA or allow an RSA or TLS 1.3 suite", auths["ECDSA"])
+			return KeySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an RSA key cannot serve any allowed cipher suite (%v need ECDSA): set algorithm ECDSA or allow an RSA or TLS 1.3 suite", auths["ECDSA"])
 		}
-		return keySpec{cmv1.RSAKeyAlgorithm, int(or(spec.Size, 2048))}, nil
+		return KeySpec{cmv1.RSAKeyAlgorithm, int(or(spec.Size, 2048))}, nil
 	}
 	if !usable("Ed25519") {
-		return keySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an Ed25519 key serves only TLS 1.3 suites: allow one or choose ECDSA")
+		return KeySpec{}, fmt.Errorf("spec.certificates.privateKey.algorithm: an Ed25519 key serves only TLS 1.3 suites: allow one or choose ECDSA")
 	}
-	return keySpec{cmv1.Ed25519KeyAlgorithm, 0}, nil
+	return KeySpec{cmv1.Ed25519KeyAlgorithm, 0}, nil
 }
 
 func or[T comparable](v, fallback T) T {

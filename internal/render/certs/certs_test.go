@@ -32,14 +32,14 @@ func TestNodeKeyFollowsTheSuites(t *testing.T) {
 		{"Ed25519 needs TLS 1.3", v1alpha1.PrivateKeySpec{Algorithm: "Ed25519"}, suites("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"), "", 0, "only TLS 1.3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := nodeKey(tc.spec, tc.channels)
+			got, err := NodeKey(tc.spec, tc.channels)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "spec.certificates.privateKey.algorithm") {
 					t.Fatalf("error %v; want one naming the field and %q", err, tc.err)
 				}
 				return
 			}
-			if err != nil || got.algorithm != tc.want || got.size != tc.size {
+			if err != nil || got.Algorithm != tc.want || got.Size != tc.size {
 				t.Errorf("key %+v, %v; want %s %d", got, err, tc.want, tc.size)
 			}
 		})
