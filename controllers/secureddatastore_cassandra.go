@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;certificates,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificaterequests,verbs=get;list;watch
 
 // observeCassandra reads what runs: the StatefulSet, the step its pods were told to run, and
 // its pods.
@@ -99,12 +101,21 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		return ctrl.Result{}, err
 	}
 
+	trusted, err := r.reconcileTrust(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	cert := &cmv1.Certificate{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err) // the Certificate watch brings us back
+		if apierrors.IsNotFound(err) {
+			// Just created and not in the cache yet: its watch event brings us back. The
+			// phases after this one must not run without it.
+			return ctrl.Result{}, errPhaseBlocked
+		}
+		return ctrl.Result{}, err
 	}
 	ready := certReady(cert)
-	if ready == nil || ready.Status != cmmeta.ConditionTrue {
+	if ready == nil || ready.Status != cmmeta.ConditionTrue || trusted == 0 {
 		msg := "cert-manager has not issued the node certificate yet"
 		if ready != nil {
 			msg += ": " + ready.Message
@@ -133,6 +144,55 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 	return ctrl.Result{}, nil
 }
 
+// reconcileTrust keeps the trust bundle ConfigMap: the CAs cert-manager issued the datastore's
+// CA and node certificates with, merged with those already trusted, so that after a CA
+// rotation every node trusts both the new CA and the old one until it expires. It returns how
+// many CAs the bundle holds.
+func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *datastoreScope) (int, error) {
+	ds := s.ds
+	var crs cmv1.CertificateRequestList
+	if err := r.Client.List(ctx, &crs, client.InNamespace(ds.Namespace)); err != nil {
+		return 0, fmt.Errorf("listing CertificateRequests: %w", err)
+	}
+	var sources [][]byte
+	for _, cr := range crs.Items {
+		switch cr.Annotations[cmv1.CertificateNameKey] {
+		case certs.CACertificate(ds):
+			if ds.Spec.Certificates == nil || ds.Spec.Certificates.IssuerRef == nil {
+				// Our own CA is trusted as soon as it exists, before it signs any node.
+				sources = append(sources, cr.Status.Certificate)
+			}
+		case certs.NodeCertificate(ds):
+			sources = append(sources, cr.Status.CA)
+		}
+	}
+	name := certs.TrustConfigMap(ds)
+	existing := &corev1.ConfigMap{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, existing); client.IgnoreNotFound(err) != nil {
+		return 0, fmt.Errorf("reading ConfigMap %s: %w", name, err)
+	}
+	bundle, n, changed, err := certs.TrustBundle([]byte(existing.Data["ca.crt"]), sources, time.Now())
+	if err != nil {
+		return 0, fmt.Errorf("ConfigMap %s: %w", name, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: cassandra.Labels(ds)},
+		Data:       map[string]string{"ca.crt": string(bundle)},
+	}
+	if err := r.applyAll(ctx, s, []client.Object{cm}); err != nil {
+		return 0, err
+	}
+	if changed && existing.Data["ca.crt"] != "" {
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "TrustBundleUpdated", "RotateCA",
+			"the trust bundle now holds %d CAs; nodes reload it without a restart", n)
+	}
+	return n, nil
+}
+
 func certReady(c *cmv1.Certificate) *cmv1.CertificateCondition {
 	for i := range c.Status.Conditions {
 		if c.Status.Conditions[i].Type == cmv1.CertificateConditionReady {
@@ -149,14 +209,14 @@ func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *
 	if image == "" {
 		image = r.Options.CassandraImage
 	}
-	secret := ""
+	secret, trust := "", ""
 	if s.step.TLSEnabled() {
-		secret = certs.NodeSecret(ds)
+		secret, trust = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
 	}
 	objs, err := cassandra.Build(cassandra.Cluster{
 		Datastore: ds, Step: s.step, Image: image, ClusterDomain: r.clusterDomain(), OperatorNamespace: r.Options.Namespace,
 		FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
-	}, secret)
+	}, secret, trust)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("rendering the Cassandra objects: %w", err)
 	}

@@ -21,15 +21,37 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/testpki"
 )
 
 // envtest runs no cert-manager and no StatefulSet controller: these helpers play their part by
 // writing the status those controllers would write.
 
-// issueCertificate marks the datastore's node Certificate issued, at a revision.
+// issueCA records what cert-manager records when it issues the datastore's CA: a
+// CertificateRequest whose status holds the CA certificate.
+func issueCA(t *testing.T, ds *v1alpha1.SecuredDatastore, name string) []byte {
+	t.Helper()
+	caPEM := testpki.New(t).PEM
+	cr := &cmv1.CertificateRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace,
+			Annotations: map[string]string{cmv1.CertificateNameKey: certs.CACertificate(ds)}},
+		Spec: cmv1.CertificateRequestSpec{Request: []byte("csr"), IssuerRef: cmmeta.IssuerReference{Name: certs.SelfSignedIssuer(ds)}},
+	}
+	create(t, cr)
+	cr.Status = cmv1.CertificateRequestStatus{Certificate: caPEM, CA: caPEM}
+	if err := env.Client.Status().Update(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	return caPEM
+}
+
+// issueCertificate marks the datastore's CA and node Certificate issued, at a revision.
 func issueCertificate(t *testing.T, ds *v1alpha1.SecuredDatastore, revision int) {
 	t.Helper()
 	g := NewWithT(t)
+	if revision == 1 {
+		issueCA(t, ds, ds.Name+"-ca-1")
+	}
 	g.Eventually(func(g Gomega) {
 		cert := &cmv1.Certificate{}
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert)).To(Succeed())
@@ -137,6 +159,17 @@ func TestCassandraWaitsForCertificatesAndOwnsItsObjects(t *testing.T) {
 	after := &appsv1.StatefulSet{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), after)).To(Succeed())
 	g.Expect(after.Spec.Template.Annotations).To(Equal(before.Spec.Template.Annotations), "a renewal must not roll the pods")
+
+	// The CA rotates: the trust bundle holds the new CA and the old one, and nothing rolls.
+	issueCA(t, ds, ds.Name+"-ca-2")
+	trust := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: certs.TrustConfigMap(ds)}}
+	g.Eventually(func(g Gomega) {
+		ownedBy(g, ds, trust)
+		g.Expect(strings.Count(trust.Data["ca.crt"], "BEGIN CERTIFICATE")).To(Equal(2))
+		g.Expect(eventNotes(g, ds, "TrustBundleUpdated")).To(ContainElement(ContainSubstring("2 CAs")))
+	}).Should(Succeed())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), after)).To(Succeed())
+	g.Expect(after.Spec.Template.Annotations).To(Equal(before.Spec.Template.Annotations), "a CA rotation must not roll the pods")
 }
 
 // Turning TLS on for both channels of a running plaintext cluster takes three rolls, each

@@ -257,6 +257,7 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&cmv1.Certificate{}).
+		Watches(&cmv1.CertificateRequest{}, handler.EnqueueRequestsFromMapFunc(r.datastoreOfCertificateRequest)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(datastoreOfPod)).
 		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.datastoresUsingProfile),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -283,4 +284,22 @@ func datastoreOfPod(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// datastoreOfCertificateRequest maps a CertificateRequest to the datastore owning its
+// Certificate: a newly issued CA or node certificate may change the trust bundle.
+func (r *SecuredDatastoreReconciler) datastoreOfCertificateRequest(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetAnnotations()[cmv1.CertificateNameKey]
+	if name == "" {
+		return nil
+	}
+	cert := &cmv1.Certificate{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, cert); err != nil {
+		return nil
+	}
+	owner := metav1.GetControllerOf(cert)
+	if owner == nil || owner.Kind != "SecuredDatastore" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: owner.Name}}}
 }

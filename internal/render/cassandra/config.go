@@ -26,14 +26,23 @@ type Layout struct {
 	// TLSDir holds cert-manager's Secret: tls.key (PKCS#8), tls.crt, ca.crt, and the combined
 	// PEM (key then chain) that PEMBasedSslContextFactory reads as its keystore.
 	TLSDir string
+	// TrustDir holds ca.crt, the CAs the node trusts: in pods the datastore's trust bundle
+	// (the current CA and the previous ones during a rotation); TLSDir when empty.
+	TrustDir string
 }
 
-// PodLayout is the layout in the pod: the upstream image's /var/lib/cassandra, and the
-// certificate Secret mounted under /etc/cassandra/tls.
-var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tls"}
+// PodLayout is the layout in the pod: the upstream image's /var/lib/cassandra, the certificate
+// Secret under /etc/cassandra/tls and the trust bundle under /etc/cassandra/trust.
+var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tls", TrustDir: "/etc/cassandra/trust"}
 
-func (l Layout) keystore() string   { return l.TLSDir + "/tls-combined.pem" }
-func (l Layout) truststore() string { return l.TLSDir + "/ca.crt" }
+func (l Layout) keystore() string { return l.TLSDir + "/tls-combined.pem" }
+
+func (l Layout) truststore() string {
+	if l.TrustDir == "" {
+		return l.TLSDir + "/ca.crt"
+	}
+	return l.TrustDir + "/ca.crt"
+}
 
 // Topology is what the config needs to know about the cluster's shape.
 type Topology struct {

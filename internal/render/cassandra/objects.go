@@ -166,9 +166,10 @@ func (s Step) TLSEnabled() bool {
 	return s.Encryption.ClientToNode.Mode != v1alpha1.ChannelDisabled || s.Encryption.NodeToNode.Mode != v1alpha1.ChannelDisabled
 }
 
-// Build renders the objects. certSecret names the Secret with the node certificate (used when
-// the step enables TLS on any channel).
-func Build(c Cluster, certSecret string) (Objects, error) {
+// Build renders the objects. certSecret names the Secret with the node certificate and
+// trustConfigMap the ConfigMap with the trust bundle (both used when the step enables TLS on
+// any channel).
+func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
 	ds := c.Datastore
 	n := NamesOf(ds)
 	topo := topologyOf(ds)
@@ -191,7 +192,7 @@ func Build(c Cluster, certSecret string) (Objects, error) {
 			"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topo), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
 		},
 	}
-	sts, err := statefulSet(c, n, cm, certSecret)
+	sts, err := statefulSet(c, n, cm, certSecret, trustConfigMap)
 	if err != nil {
 		return Objects{}, err
 	}
@@ -287,7 +288,7 @@ func restricted() *corev1.SecurityContext {
 	}
 }
 
-func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret string) (*appsv1.StatefulSet, error) {
+func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConfigMap string) (*appsv1.StatefulSet, error) {
 	ds := c.Datastore
 	topo := topologyOf(ds)
 	step, err := json.Marshal(c.Step)
@@ -295,8 +296,8 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret string) (*
 		return nil, err
 	}
 	tls := c.Step.TLSEnabled()
-	if tls && certSecret == "" {
-		return nil, fmt.Errorf("a channel uses TLS but no certificate Secret is given")
+	if tls && (certSecret == "" || trustConfigMap == "") {
+		return nil, fmt.Errorf("a channel uses TLS but no certificate Secret or trust bundle is given")
 	}
 
 	env := []corev1.EnvVar{
@@ -345,23 +346,31 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret string) (*
 	}
 	containers := []corev1.Container{cassandra}
 	if tls {
-		volumes = append(volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{
-			Secret: &corev1.SecretVolumeSource{SecretName: certSecret, DefaultMode: ptr.To[int32](0o440)},
-		}})
-		tlsMount := corev1.VolumeMount{Name: "tls", MountPath: PodLayout.TLSDir, ReadOnly: true}
-		containers[0].VolumeMounts = append(containers[0].VolumeMounts, tlsMount)
-		// The reloader runs `nodetool reloadssl` when cert-manager renews the Secret: Cassandra
-		// would notice on its own only every ten minutes, and a restart is not needed.
+		volumes = append(volumes,
+			corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: certSecret, DefaultMode: ptr.To[int32](0o440)},
+			}},
+			corev1.Volume{Name: "trust", VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: trustConfigMap}},
+			}})
+		tlsMounts := []corev1.VolumeMount{
+			{Name: "tls", MountPath: PodLayout.TLSDir, ReadOnly: true},
+			{Name: "trust", MountPath: PodLayout.TrustDir, ReadOnly: true},
+		}
+		containers[0].VolumeMounts = append(containers[0].VolumeMounts, tlsMounts...)
+		// The reloader runs `nodetool reloadssl` when cert-manager renews the Secret or the
+		// trust bundle changes: Cassandra would notice on its own only every ten minutes, and
+		// a restart is not needed.
 		containers = append(containers, corev1.Container{
 			Name:    "tls-reloader",
 			Image:   c.Image,
 			Command: []string{"reload-tls"},
-			Env:     []corev1.EnvVar{{Name: "TLS_DIR", Value: PodLayout.TLSDir}},
+			Env:     []corev1.EnvVar{{Name: "TLS_DIR", Value: PodLayout.TLSDir}, {Name: "TRUST_DIR", Value: PodLayout.TrustDir}},
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 			},
-			VolumeMounts:    []corev1.VolumeMount{tlsMount, {Name: "tmp", MountPath: "/tmp"}},
+			VolumeMounts:    append(tlsMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}),
 			SecurityContext: restricted(),
 		})
 	}

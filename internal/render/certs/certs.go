@@ -10,6 +10,7 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -80,6 +81,8 @@ func Build(r Request) ([]client.Object, error) {
 					Duration: &metav1.Duration{Duration: caDuration}, RenewBefore: &metav1.Duration{Duration: caRenewBefore},
 					PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: cmv1.ECDSAKeyAlgorithm, Size: 256, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
 					IssuerRef:  cmmeta.IssuerReference{Name: SelfSignedIssuer(ds), Kind: cmv1.IssuerKind, Group: "cert-manager.io"},
+					// Enough history for the trust bundle to see the CAs before a rotation.
+					RevisionHistoryLimit: ptr.To[int32](3),
 				},
 			},
 			&cmv1.Issuer{
@@ -113,6 +116,7 @@ func Build(r Request) ([]client.Object, error) {
 			RenewBefore:             &renew,
 			IssuerRef:               issuer,
 			SecretTemplate:          &cmv1.CertificateSecretTemplate{Labels: r.Labels},
+			RevisionHistoryLimit:    ptr.To[int32](3),
 		},
 	})
 	return objs, nil

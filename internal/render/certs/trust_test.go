@@ -1,0 +1,74 @@
+package certs
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"testing"
+	"time"
+)
+
+func ca(t *testing.T, name string, notBefore, notAfter time.Time, isCA bool) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(notBefore.UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: notBefore, NotAfter: notAfter, IsCA: isCA, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func names(t *testing.T, bundle []byte) []string {
+	certs, err := parse(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range certs {
+		out = append(out, c.Subject.CommonName)
+	}
+	return out
+}
+
+// A CA rotation keeps the previous CA trusted next to the new one; expired CAs, leaves and
+// duplicates never enter; the bundle stays bounded.
+func TestTrustBundleOverlapsRotations(t *testing.T) {
+	now := time.Now()
+	year := 365 * 24 * time.Hour
+	first := ca(t, "first", now.Add(-2*year), now.Add(3*year), true)
+	second := ca(t, "second", now.Add(-time.Hour), now.Add(5*year), true)
+
+	b, n, changed, err := TrustBundle(nil, [][]byte{first}, now)
+	if err != nil || n != 1 || !changed {
+		t.Fatalf("first bundle: %d CAs, changed %v, %v", n, changed, err)
+	}
+	if _, _, changed, _ := TrustBundle(b, [][]byte{first}, now); changed {
+		t.Error("the same CA again changed the bundle")
+	}
+	b, n, changed, _ = TrustBundle(b, [][]byte{second}, now)
+	if got := names(t, b); n != 2 || !changed || got[0] != "second" || got[1] != "first" {
+		t.Errorf("after rotation: %v (changed %v); want both, newest first", got, changed)
+	}
+
+	expired := ca(t, "expired", now.Add(-3*year), now.Add(-time.Hour), true)
+	leaf := ca(t, "leaf", now, now.Add(year), false)
+	third := ca(t, "third", now.Add(-time.Minute), now.Add(5*year), true)
+	fourth := ca(t, "fourth", now, now.Add(5*year), true)
+	b, _, _, _ = TrustBundle(b, [][]byte{bytes.Join([][]byte{expired, leaf, third}, nil), fourth}, now)
+	if got := names(t, b); len(got) != 3 || got[0] != "fourth" || got[2] != "second" {
+		t.Errorf("bounded bundle %v; want the 3 newest valid CAs", got)
+	}
+	if _, _, _, err := TrustBundle([]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), nil, now); err == nil {
+		t.Error("a corrupt bundle must be an error, not silently dropped")
+	}
+}
