@@ -6,7 +6,6 @@ package dataplane
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -68,53 +67,74 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 	if node.JMXPort == 0 {
 		node.JMXPort = cassandra.JMXPort
 	}
-	address, enc := node.Address, node.Step.Encryption
-	root := samples.RepoRoot()
-	lib, err := exec.Command(filepath.Join(root, "hack", "cassandra-jars.sh")).Output()
+	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "cassandra-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving Cassandra jars: %v", err)
 	}
 	dir := t.TempDir()
-	home, conf, tlsDir := filepath.Join(dir, "home"), filepath.Join(dir, "conf"), filepath.Join(dir, "tls")
-	for _, d := range []string{home, conf, filepath.Join(dir, "data"), filepath.Join(dir, "log")} {
+	n := &CassandraNode{Node: node, Dir: dir, conf: filepath.Join(dir, "conf"), home: filepath.Join(dir, "home")}
+	for _, d := range []string{n.home, n.conf, filepath.Join(dir, "data"), filepath.Join(dir, "log")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(strings.TrimSpace(string(lib)), filepath.Join(home, "lib")); err != nil {
+	if err := os.Symlink(strings.TrimSpace(string(lib)), filepath.Join(n.home, "lib")); err != nil {
 		t.Fatal(err)
 	}
 	if node.CA != nil {
-		node.CA.WriteSecretWithKey(t, tlsDir, node.RSAKey, address)
+		node.CA.WriteSecretWithKey(t, n.TLSDir(), node.RSAKey, node.Address)
 	}
-	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: node.Seeds,
-		ListenAddress: address, Layout: cassandra.Layout{DataDir: filepath.Join(dir, "data"), TLSDir: tlsDir}}
-	yaml, err := cassandra.Config(topo, node.Step)
+	n.render(t)
+	n.launch(t)
+	t.Cleanup(n.stop)
+	return n
+}
+
+// Restart stops the node and starts it again with the files rendered for another step, as a
+// rolling restart of its pod would; data and certificates stay.
+func (n *CassandraNode) Restart(t testing.TB, step cassandra.Step) {
+	t.Helper()
+	n.stop()
+	n.Step = step
+	n.render(t)
+	n.launch(t)
+}
+
+// render writes the node's configuration for its step.
+func (n *CassandraNode) render(t testing.TB) {
+	t.Helper()
+	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
+		ListenAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()}}
+	yaml, err := cassandra.Config(topo, n.Step)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{
 		"cassandra.yaml":              yaml,
 		"cassandra-rackdc.properties": cassandra.RackDC(topo),
-		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512, JMXPort: node.JMXPort}, enc),
+		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512, JMXPort: n.JMXPort}, n.Step.Encryption),
 	}
 	for _, f := range []string{"jvm17-server.options", "logback.xml", "logback-tools.xml"} {
-		b, err := os.ReadFile(filepath.Join(root, "images", "cassandra", "conf", f))
+		b, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "images", "cassandra", "conf", f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		files[f] = b
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(conf, name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(n.conf, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
 
-	n := &CassandraNode{Node: node, Dir: dir, conf: conf, home: home, log: &bytes.Buffer{}}
-	n.cmd = exec.Command(filepath.Join(root, "images", "cassandra", "bin", "cassandra"), "-f")
+// launch starts the process and waits until Cassandra reports "Startup complete".
+func (n *CassandraNode) launch(t testing.TB) {
+	t.Helper()
+	n.log = &bytes.Buffer{}
+	n.cmd = exec.Command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
-	n.cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(dir, "log"),
+	n.cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := n.cmd.StdoutPipe()
@@ -125,32 +145,28 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.stop)
-
 	ready := make(chan error, 1)
+	log := n.log
 	go func() {
 		s := bufio.NewScanner(stdout)
 		s.Buffer(make([]byte, 64*1024), 1024*1024)
 		for s.Scan() {
 			line := s.Text()
-			n.log.WriteString(line + "\n")
+			log.WriteString(line + "\n")
 			if strings.Contains(line, "Startup complete") {
 				ready <- nil
 			}
 		}
 		ready <- fmt.Errorf("Cassandra exited before it was ready")
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	select {
 	case err := <-ready:
 		if err != nil {
-			t.Fatalf("%v; last log lines:\n%s", err, tail(n.log.String(), 30))
+			t.Fatalf("%s: %v; last log lines:\n%s", n.Address, err, tail(log.String(), 30))
 		}
-	case <-ctx.Done():
-		t.Fatalf("Cassandra on %s not ready in 4 minutes; last log lines:\n%s", address, tail(n.log.String(), 30))
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("Cassandra on %s not ready in 4 minutes; last log lines:\n%s", n.Address, tail(log.String(), 30))
 	}
-	return n
 }
 
 func (n *CassandraNode) env() []string {
@@ -172,8 +188,8 @@ func (n *CassandraNode) TLSDir() string { return filepath.Join(n.Dir, "tls") }
 func (n *CassandraNode) Log() string { return n.log.String() }
 
 func (n *CassandraNode) stop() {
-	if n.cmd.Process == nil {
-		return
+	if n.cmd.Process == nil || n.cmd.ProcessState != nil {
+		return // never started, or already stopped
 	}
 	// The launcher execs java, so the PID is the JVM's; its process group holds nothing else.
 	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGTERM)
