@@ -32,7 +32,9 @@ type CassandraTopology struct {
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,47}$`
 	Datacenter string `json:"datacenter,omitempty"`
 
-	// nodes in the datacenter, one pod each. Defaults to 3.
+	// nodes in the datacenter, one pod each. Defaults to 3. Can grow; shrinking is refused
+	// because a node must be decommissioned (its token ranges streamed away) before its pod
+	// goes, which this operator version does not do yet.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
@@ -211,6 +213,7 @@ type VerificationSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.engine == 'Cassandra' || !has(self.cassandra)",message="spec.cassandra is only for engine Cassandra: remove it or set engine: Cassandra",fieldPath=".cassandra"
 // +kubebuilder:validation:XValidation:rule="self.engine == 'HBase' || !has(self.hbase)",message="spec.hbase is only for engine HBase: remove it or set engine: HBase",fieldPath=".hbase"
 // +kubebuilder:validation:XValidation:rule="self.engine == 'HBase' || !has(self.encryption.hbase)",message="encryption.hbase (Kerberos, SASL, HDFS encryption) is only for engine HBase: remove it or set engine: HBase",fieldPath=".encryption.hbase"
+// +kubebuilder:validation:XValidation:rule="(has(self.cassandra) && has(self.cassandra.nodes) ? self.cassandra.nodes : 3) >= (has(oldSelf.cassandra) && has(oldSelf.cassandra.nodes) ? oldSelf.cassandra.nodes : 3)",message="removing Cassandra nodes needs a decommission, which this operator version does not do: keep nodes at its current value or create a new datastore",fieldPath=".cassandra.nodes"
 // +kubebuilder:validation:XValidation:rule="self.engine == 'Cassandra' || !has(self.encryption.nodeToNode) || !has(self.encryption.nodeToNode.scope)",message="encryption.nodeToNode.scope is Cassandra's internode_encryption and is not supported for engine HBase: remove it",fieldPath=".encryption.nodeToNode.scope"
 type SecuredDatastoreSpec struct {
 	// engine: Cassandra or HBase. Immutable: create a new datastore to change engines.
