@@ -21,3 +21,8 @@ var (
 func init() {
 	ctrlmetrics.Registry.MustRegister(encryptionVerified, probeDuration)
 }
+
+// forgetMetrics drops the series of a datastore that no longer exists.
+func forgetMetrics(namespace, name string) {
+	encryptionVerified.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "datastore": name})
+}

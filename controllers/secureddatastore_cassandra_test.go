@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -233,5 +234,33 @@ func TestEnablingTLSRollsOneStepAtATime(t *testing.T) {
 		rolls := eventNotes(g, ds, "RollingRestart")
 		g.Expect(rolls).To(HaveLen(3))
 		g.Expect(strings.Join(rolls, "\n")).To(ContainSubstring("nodeToNode TLS optional→TLS required"))
+	}).Should(Succeed())
+}
+
+// When the datastore's namespace is being deleted, the operator does not fight the namespace
+// controller by recreating what it removes: the forbidden writes end the reconcile quietly.
+func TestTerminatingNamespaceIsNotAnError(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "terminating"}}
+	create(t, ns)
+	create(t, tls13Profile("ds-test-terminating"))
+	ds := datastore("doomed", "ds-test-terminating")
+	ds.Namespace = ns.Name
+	create(t, ds)
+	g.Eventually(func(g Gomega) {
+		ownedBy(g, ds, &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: certs.NodeCertificate(ds)}})
+	}).Should(Succeed())
+
+	// envtest runs no namespace controller: the namespace stays Terminating, its objects stay,
+	// and creating anything new in it is forbidden.
+	g.Expect(env.Client.Delete(ctx, ns)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: certs.NodeCertificate(ds)}})).To(Succeed())
+	r := &SecuredDatastoreReconciler{Client: env.Client, Recorder: &countingRecorder{}, Options: testOptions}
+	g.Eventually(func(g Gomega) {
+		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: certs.NodeCertificate(ds)}, &cmv1.Certificate{})).NotTo(Succeed(),
+			"the Certificate must not come back in a terminating namespace")
 	}).Should(Succeed())
 }

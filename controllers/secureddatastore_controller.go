@@ -86,10 +86,14 @@ var errPhaseBlocked = errors.New("blocked")
 func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	ds := &v1alpha1.SecuredDatastore{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ds.DeletionTimestamp.IsZero() {
 		// Children carry owner references; the garbage collector removes them.
+		forgetMetrics(ds.Namespace, ds.Name)
 		return ctrl.Result{}, nil
 	}
 	before := ds.DeepCopy()
@@ -127,6 +131,10 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		res, err := phase(ctx, s)
 		if errors.Is(err, errPhaseBlocked) {
 			return res, nil
+		}
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			// The namespace is going away with the datastore in it: nothing to recreate.
+			return ctrl.Result{}, nil
 		}
 		if err != nil || !res.IsZero() {
 			return res, err
