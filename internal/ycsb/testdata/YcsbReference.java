@@ -1,0 +1,37 @@
+// Prints what YCSB 0.17.0's own generators produce, for internal/ycsb's tests to compare with:
+//   hash N...            one Utils.fnvhash64 value per argument
+//   counts GEN DRAWS     how often each value 0..999 came out of GEN in DRAWS draws
+// GEN is uniform, zipfian, scrambled, hotspot or latest, each over 1000 items as CoreWorkload
+// builds them for recordcount=1000.
+import site.ycsb.Utils;
+import site.ycsb.generator.*;
+
+public class YcsbReference {
+    public static void main(String[] args) {
+        if (args[0].equals("hash")) {
+            for (int i = 1; i < args.length; i++) {
+                System.out.println(Utils.fnvhash64(Long.parseLong(args[i])));
+            }
+            return;
+        }
+        NumberGenerator gen;
+        switch (args[1]) {
+            case "uniform": gen = new UniformLongGenerator(0, 999); break;
+            case "zipfian": gen = new ZipfianGenerator(0, 999); break;
+            case "scrambled": gen = new ScrambledZipfianGenerator(0, 999); break;
+            case "hotspot": gen = new HotspotIntegerGenerator(0, 999, 0.2, 0.8); break;
+            case "latest": gen = new SkewedLatestGenerator(new AcknowledgedCounterGenerator(1000)); break;
+            default: throw new IllegalArgumentException(args[1]);
+        }
+        long[] counts = new long[1000];
+        int draws = Integer.parseInt(args[2]);
+        for (int i = 0; i < draws; i++) {
+            counts[gen.nextValue().intValue()]++;
+        }
+        StringBuilder out = new StringBuilder();
+        for (long c : counts) {
+            out.append(c).append('\n');
+        }
+        System.out.print(out);
+    }
+}
