@@ -126,9 +126,9 @@ func (r *SecuredDatastoreReconciler) endpoints(s *datastoreScope) []endpoint {
 		}
 		out = append(out,
 			endpoint{pod: p.Name, channel: channelClientToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.NativePort)),
-				want: enc.ClientToNode, opts: probe.Options{Plaintext: probe.PlaintextCQL}},
+				want: enc.ClientToNode, opts: probe.CassandraClient},
 			endpoint{pod: p.Name, channel: channelNodeToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.StoragePort)),
-				want: enc.NodeToNode, opts: probe.Options{Plaintext: probe.PlaintextGreeting, Greeting: probe.CassandraInternodeGreeting}})
+				want: enc.NodeToNode, opts: probe.CassandraInternode})
 	}
 	return out
 }

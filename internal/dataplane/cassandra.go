@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
@@ -183,6 +185,23 @@ func (n *CassandraNode) Nodetool(args ...string) (string, error) {
 
 // TLSDir holds the node's certificate files, shaped like the mounted Secret.
 func (n *CassandraNode) TLSDir() string { return filepath.Join(n.Dir, "tls") }
+
+// Endpoint is one port of a node: its channel, what the profile promises there and how to
+// probe it.
+type Endpoint struct {
+	Channel string
+	Want    v1alpha1.EffectiveChannel
+	Address string
+	Probe   probe.Options
+}
+
+// Endpoints are the node's CQL and internode ports under the profile.
+func (n *CassandraNode) Endpoints(enc v1alpha1.EffectiveEncryption) []Endpoint {
+	return []Endpoint{
+		{"clientToNode", enc.ClientToNode, n.NativeAddress(), probe.CassandraClient},
+		{"nodeToNode", enc.NodeToNode, n.StorageAddress(), probe.CassandraInternode},
+	}
+}
 
 // Log returns what the node logged so far.
 func (n *CassandraNode) Log() string { return n.log.String() }

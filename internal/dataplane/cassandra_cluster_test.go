@@ -72,21 +72,13 @@ func TestCassandraClusterOverTLS(t *testing.T) {
 
 	// The wire matches the profile on every endpoint, and plaintext is refused on both ports.
 	for _, n := range nodes {
-		for _, c := range []struct {
-			name string
-			want v1alpha1.EffectiveChannel
-			addr string
-			opts probe.Options
-		}{
-			{"clientToNode", enc.ClientToNode, n.NativeAddress(), probe.Options{Plaintext: probe.PlaintextCQL}},
-			{"nodeToNode", enc.NodeToNode, n.StorageAddress(), probe.Options{Plaintext: probe.PlaintextGreeting, Greeting: probe.CassandraInternodeGreeting}},
-		} {
-			res, err := probe.Scan(context.Background(), c.addr, c.opts)
-			if f := verify.Compare(c.want, res, err); !f.Verified {
-				t.Errorf("%s %s: %s %v", c.addr, c.name, f.Reason, f.Differences)
+		for _, c := range n.Endpoints(enc) {
+			res, err := probe.Scan(context.Background(), c.Address, c.Probe)
+			if f := verify.Compare(c.Want, res, err); !f.Verified {
+				t.Errorf("%s %s: %s %v", c.Address, c.Channel, f.Reason, f.Differences)
 			}
 			if res.PlaintextAccepted == nil || *res.PlaintextAccepted {
-				t.Errorf("%s %s: plaintextAccepted %v; TLS is Required", c.addr, c.name, deref(res.PlaintextAccepted))
+				t.Errorf("%s %s: plaintextAccepted %v; TLS is Required", c.Address, c.Channel, deref(res.PlaintextAccepted))
 			}
 		}
 	}

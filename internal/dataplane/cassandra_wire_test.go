@@ -33,7 +33,7 @@ func shippedProfile(t *testing.T, name string, overrides *v1alpha1.EncryptionSet
 
 func scan(t *testing.T, address string) (probe.Result, error) {
 	t.Helper()
-	res, err := probe.Scan(context.Background(), address, probe.Options{Plaintext: probe.PlaintextCQL})
+	res, err := probe.Scan(context.Background(), address, probe.CassandraClient)
 	t.Logf("observed %s: protocols %v suites %v client auth required %v plaintext %v (scan %s)",
 		address, res.VersionNames(), res.SuiteNames(), deref(res.ClientAuthRequired), deref(res.PlaintextAccepted), res.Duration.Round(1e6))
 	return res, err
@@ -78,7 +78,7 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	})
 	node := StartCassandra(t, Node{Address: "127.0.0.1", Step: cassandra.Target(enc), CA: testpki.New(t)})
 
-	rr, err := probe.Scan(context.Background(), node.StorageAddress(), probe.Options{Plaintext: probe.PlaintextGreeting, Greeting: probe.CassandraInternodeGreeting})
+	rr, err := probe.Scan(context.Background(), node.StorageAddress(), probe.CassandraInternode)
 	if err != nil || rr.PlaintextAccepted == nil || !*rr.PlaintextAccepted {
 		t.Errorf("nodeToNode Optional: plaintextAccepted %v (%v); want true", deref(rr.PlaintextAccepted), err)
 	}

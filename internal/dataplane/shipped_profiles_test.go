@@ -46,25 +46,17 @@ func TestShippedCassandraProfilesOnTheWire(t *testing.T) {
 				ca = testpki.New(t)
 			}
 			node := StartCassandra(t, Node{Address: "127.0.0.41", JMXPort: 7241, Step: cassandra.Target(enc), CA: ca, RSAKey: key.Algorithm == cmv1.RSAKeyAlgorithm})
-			for _, c := range []struct {
-				name string
-				want v1alpha1.EffectiveChannel
-				addr string
-				opts probe.Options
-			}{
-				{"clientToNode", enc.ClientToNode, node.NativeAddress(), probe.Options{Plaintext: probe.PlaintextCQL}},
-				{"nodeToNode", enc.NodeToNode, node.StorageAddress(), probe.Options{Plaintext: probe.PlaintextGreeting, Greeting: probe.CassandraInternodeGreeting}},
-			} {
-				res, err := probe.Scan(context.Background(), c.addr, c.opts)
-				f := verify.Compare(c.want, res, err)
+			for _, c := range node.Endpoints(enc) {
+				res, err := probe.Scan(context.Background(), c.Address, c.Probe)
+				f := verify.Compare(c.Want, res, err)
 				if !f.Verified {
-					t.Errorf("%s: %s %v", c.name, f.Reason, f.Differences)
+					t.Errorf("%s: %s %v", c.Channel, f.Reason, f.Differences)
 				}
-				engine := string(c.want.Engine)
-				if c.want.Mode == v1alpha1.ChannelDisabled {
+				engine := string(c.Want.Engine)
+				if c.Want.Mode == v1alpha1.ChannelDisabled {
 					engine = "-"
 				}
-				table = append(table, fmt.Sprintf("| %s | %s | %s %s | %s | %s | %v | %v | %s | %s |", p.Name, engine, c.name, c.want.Mode,
+				table = append(table, fmt.Sprintf("| %s | %s | %s %s | %s | %s | %v | %v | %s | %s |", p.Name, engine, c.Channel, c.Want.Mode,
 					orDash(res.VersionNames()), orDash(res.SuiteNames()), deref(res.PlaintextAccepted), deref(res.ClientAuthRequired),
 					res.Duration.Round(1e7), f.Reason))
 			}

@@ -34,6 +34,13 @@ const (
 	PlaintextGreeting
 )
 
+// CassandraClient probes a Cassandra CQL port: plaintext tested with a CQL OPTIONS frame.
+var CassandraClient = Options{Plaintext: PlaintextCQL}
+
+// CassandraInternode probes a Cassandra storage port: plaintext tested with the internode
+// handshake's opening bytes.
+var CassandraInternode = Options{Plaintext: PlaintextGreeting, Greeting: CassandraInternodeGreeting}
+
 // CassandraInternodeGreeting opens Cassandra's internode handshake: the messaging magic and
 // flags announcing messaging version 12 (4.0), after which a plaintext listener expects more.
 var CassandraInternodeGreeting = []byte{0xCA, 0x55, 0x2D, 0xFA, 0x00, 0x00, 0x0C, 0x00}
