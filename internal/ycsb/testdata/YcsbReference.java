@@ -1,6 +1,8 @@
 // Prints what YCSB 0.17.0's own generators produce, for internal/ycsb's tests to compare with:
 //   hash N...            one Utils.fnvhash64 value per argument
 //   counts GEN DRAWS     how often each value 0..999 came out of GEN in DRAWS draws
+//   keys ORDER PAD N...  CoreWorkload's key name for each key number, with insertorder ORDER
+//                        (hashed or ordered) and zeropadding PAD
 // GEN is uniform, zipfian, scrambled, hotspot or latest, each over 1000 items as CoreWorkload
 // builds them for recordcount=1000.
 import site.ycsb.Utils;
@@ -11,6 +13,25 @@ public class YcsbReference {
         if (args[0].equals("hash")) {
             for (int i = 1; i < args.length; i++) {
                 System.out.println(Utils.fnvhash64(Long.parseLong(args[i])));
+            }
+            return;
+        }
+        if (args[0].equals("keys")) {
+            java.util.Properties p = new java.util.Properties();
+            p.setProperty("insertorder", args[1]);
+            p.setProperty("zeropadding", args[2]);
+            p.setProperty("operationcount", "1000");
+            site.ycsb.measurements.Measurements.setProperties(p);
+            site.ycsb.workloads.CoreWorkload w = new site.ycsb.workloads.CoreWorkload();
+            try {
+                w.init(p);
+                java.lang.reflect.Method m = site.ycsb.workloads.CoreWorkload.class.getDeclaredMethod("buildKeyName", long.class);
+                m.setAccessible(true);
+                for (int i = 3; i < args.length; i++) {
+                    System.out.println(m.invoke(w, Long.parseLong(args[i])));
+                }
+            } catch (Exception e) {
+                throw new RuntimeException(e);
             }
             return;
         }
