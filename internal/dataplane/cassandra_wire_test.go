@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/pintls"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/samples"
@@ -64,6 +66,24 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 			t.Errorf("%s: EncryptionVerified=False %s: %v", c.name, f.Reason, f.Differences)
 		}
 	}
+
+	// The benchmark's pinned dialer gets exactly the pinned suite from this node and says so.
+	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer := &pintls.HostDialer{Pin: pin, TLS: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // trust is not what this checks
+	session, err := PinnedCQLSession(t, dialer, node)
+	if err != nil {
+		t.Fatalf("a session pinned to the profile's own suite: %v", err)
+	}
+	var release string
+	if err := session.Query("SELECT release_version FROM system.local").Scan(&release); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := dialer.Negotiated(); !ok || got != pin {
+		t.Errorf("negotiated %v; want %v", got, pin)
+	}
 }
 
 // The same profile forced onto the OpenSSL engine (BoringSSL cannot restrict TLS 1.3 suites),
@@ -95,6 +115,17 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	}
 	if !strings.Contains(node.Log(), "BoringSSL doesn't allow to enable or disable TLSv1.3 ciphers") {
 		t.Error("Cassandra did not log BoringSSL's refusal; is the OpenSSL engine in use?")
+	}
+
+	// BoringSSL accepts every TLS 1.3 suite and chooses one itself: a benchmark pinned to
+	// ChaCha20 refuses to measure the suite it chose instead.
+	pin, err := pintls.Parse("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = PinnedCQLSession(t, &pintls.HostDialer{Pin: pin, TLS: &tls.Config{InsecureSkipVerify: true}}, node) //nolint:gosec // trust is not what this checks
+	if err == nil || !strings.Contains(err.Error(), "but the benchmark pins TLSv1.3 TLS_CHACHA20_POLY1305_SHA256") {
+		t.Errorf("a session pinned to ChaCha20 against BoringSSL: %v; want a refusal naming the negotiated suite", err)
 	}
 
 	// The canary's positive control: a plaintext client's value is in the capture.
