@@ -1,32 +1,26 @@
-// Command cainjector is cert-manager v1.11.5's cainjector entry point, built from the Go module proxy by
-// hack/cert-manager-images.sh (v1.11.5 is the newest release whose commands are in the main
-// module; see ../shared/docs/FACTS.md).
+// Command cainjector is cert-manager v1.11.5's cainjector, built from the Go module proxy by
+// hack/addon-images.sh (v1.11.5 is the newest release whose commands are in the main module;
+// see ../shared/docs/FACTS.md).
 package main
 
 import (
 	"context"
-	"flag"
 	"os"
 
+	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/cert-manager/cert-manager/cmd/cainjector/app"
 	"github.com/cert-manager/cert-manager/cmd/util"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
+
+	"secured.dev/hack/cert-manager/internal/command"
 )
 
 func main() {
-	stopCh, exit := util.SetupExitHandler(util.GracefulShutdown)
-	defer exit()
-	logf.InitLogs(flag.CommandLine)
-	defer logf.FlushLogs()
-	ctrl.SetLogger(logf.Log)
-	ctx := util.ContextWithStopCh(context.Background(), stopCh)
-	cmd := app.NewCommandStartInjectorController(ctx, os.Stdout, os.Stderr)
-	cmd.Flags().AddGoFlagSet(flag.CommandLine)
-	_ = flag.CommandLine.Parse([]string{})
-	if err := cmd.Execute(); err != nil {
-		logf.Log.Error(err, "error executing command")
-		util.SetExitCode(err)
-	}
+	command.Run(func(stopCh <-chan struct{}) *cobra.Command {
+		ctrl.SetLogger(logf.Log)
+		ctx := util.ContextWithStopCh(context.Background(), stopCh)
+		return app.NewCommandStartInjectorController(ctx, os.Stdout, os.Stderr)
+	})
 }
