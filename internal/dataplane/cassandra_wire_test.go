@@ -33,11 +33,12 @@ func shippedProfile(t *testing.T, name string, overrides *v1alpha1.EncryptionSet
 	return res.Effective
 }
 
-func scan(t *testing.T, address string) (probe.Result, error) {
+// scan probes one endpoint the way its channel is probed, and logs what it saw.
+func scan(t *testing.T, e Endpoint) (probe.Result, error) {
 	t.Helper()
-	res, err := probe.Scan(context.Background(), address, probe.CassandraClient)
+	res, err := probe.Scan(context.Background(), e.Address, e.Probe)
 	t.Logf("observed %s: protocols %v suites %v client auth required %v plaintext %v (scan %s)",
-		address, res.VersionNames(), res.SuiteNames(), deref(res.ClientAuthRequired), deref(res.PlaintextAccepted), res.Duration.Round(1e6))
+		e.Address, res.VersionNames(), res.SuiteNames(), deref(res.ClientAuthRequired), deref(res.PlaintextAccepted), res.Duration.Round(1e6))
 	return res, err
 }
 
@@ -56,14 +57,10 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 		t.Fatalf("engine %s; resolution must pick the JDK for a pinned TLS 1.3 suite", enc.ClientToNode.Engine)
 	}
 	node := StartCassandra(t, Node{Address: "127.0.0.1", Step: cassandra.Target(enc), CA: testpki.New(t)})
-	for _, c := range []struct {
-		name string
-		want v1alpha1.EffectiveChannel
-		addr string
-	}{{"clientToNode", enc.ClientToNode, node.NativeAddress()}, {"nodeToNode", enc.NodeToNode, node.StorageAddress()}} {
-		got, err := scan(t, c.addr)
-		if f := verify.Compare(c.want, got, err); !f.Verified {
-			t.Errorf("%s: EncryptionVerified=False %s: %v", c.name, f.Reason, f.Differences)
+	for _, e := range node.Endpoints(enc) {
+		got, err := scan(t, e)
+		if f := verify.Compare(e.Want, got, err); !f.Verified {
+			t.Errorf("%s: EncryptionVerified=False %s: %v", e.Channel, f.Reason, f.Differences)
 		}
 	}
 
@@ -98,7 +95,8 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	})
 	node := StartCassandra(t, Node{Address: "127.0.0.1", Step: cassandra.Target(enc), CA: testpki.New(t)})
 
-	rr, err := probe.Scan(context.Background(), node.StorageAddress(), probe.CassandraInternode)
+	endpoints := node.Endpoints(enc)
+	rr, err := scan(t, endpoints[1])
 	if err != nil || rr.PlaintextAccepted == nil || !*rr.PlaintextAccepted {
 		t.Errorf("nodeToNode Optional: plaintextAccepted %v (%v); want true", deref(rr.PlaintextAccepted), err)
 	}
@@ -106,7 +104,7 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	if f.Reason != verify.ReasonCipherSuiteDrift || !strings.Contains(strings.Join(f.Differences, ";"), "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256") {
 		t.Errorf("nodeToNode: %s %v; want CipherSuiteDrift naming the two extra TLS 1.3 suites", f.Reason, f.Differences)
 	}
-	ar, err := scan(t, node.NativeAddress())
+	ar, err := scan(t, endpoints[0])
 	if err != nil || ar.PlaintextAccepted == nil || !*ar.PlaintextAccepted {
 		t.Errorf("clientToNode Optional: plaintextAccepted %v (%v); want true", deref(ar.PlaintextAccepted), err)
 	}
