@@ -21,7 +21,7 @@ import (
 func TestRollingStepsEnableTLSWithoutSplittingTheRing(t *testing.T) {
 	plain := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
 		NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
-	target := shippedProfile(t, "tls13-aes128-gcm", nil)
+	target := ShippedProfile(t, "tls13-aes128-gcm", nil)
 	ca := testpki.New(t)
 	addrs := []string{"127.0.0.51", "127.0.0.52", "127.0.0.53"}
 	var nodes []*CassandraNode

@@ -7,31 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/pintls"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
-	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
 	"secured.dev/operator/internal/verify"
 )
-
-// shippedProfile resolves a profile of the shipped catalogue for Cassandra, with overrides.
-func shippedProfile(t *testing.T, name string, overrides *v1alpha1.EncryptionSettings) v1alpha1.EffectiveEncryption {
-	t.Helper()
-	p, err := samples.Profile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, errs := crypto.Resolve(&p.Spec.EncryptionSettings, overrides, v1alpha1.EngineCassandra, field.NewPath("spec"))
-	if len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	return res.Effective
-}
 
 // scan probes one endpoint the way its channel is probed, and logs what it saw.
 func scan(t *testing.T, e Endpoint) (probe.Result, error) {
@@ -52,7 +34,7 @@ func deref(b *bool) any {
 // A real Cassandra 5.0 node configured by the builders with the shipped TLS 1.3 AES-128-GCM
 // profile: the JDK engine honours the pinned suite on both channels, and the wire proves it.
 func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
-	enc := shippedProfile(t, "tls13-aes128-gcm", nil)
+	enc := ShippedProfile(t, "tls13-aes128-gcm", nil)
 	if enc.ClientToNode.Engine != v1alpha1.TLSEngineJDK {
 		t.Fatalf("engine %s; resolution must pick the JDK for a pinned TLS 1.3 suite", enc.ClientToNode.Engine)
 	}
@@ -89,7 +71,7 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 	openssl := v1alpha1.TLSSettings{Engine: v1alpha1.TLSEngineOpenSSL}
 	optional := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional, TLS: &openssl}
-	enc := shippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{
+	enc := ShippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{
 		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: optional},
 		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: optional},
 	})

@@ -35,7 +35,7 @@ func TestShippedCassandraProfilesOnTheWire(t *testing.T) {
 		if p.Spec.HBase != nil {
 			continue
 		}
-		enc := shippedProfile(t, p.Name, nil)
+		enc := ShippedProfile(t, p.Name, nil)
 		key, err := certs.NodeKey(v1alpha1.PrivateKeySpec{}, []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode})
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)

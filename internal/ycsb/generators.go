@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
 // FNV-1a, 64 bit, over the 8 little-endian bytes of a long, as YCSB's Utils.fnvhash64; the
@@ -180,13 +181,15 @@ func (h *Hotspot) Next(r *rand.Rand) int64 {
 type InsertSequence struct {
 	mu      sync.Mutex
 	next    int64
-	limit   int64
+	limit   atomic.Int64 // read by every key draw: no lock
 	pending map[int64]bool
 }
 
 // NewInsertSequence starts at start (the record count: keys below it were loaded).
 func NewInsertSequence(start int64) *InsertSequence {
-	return &InsertSequence{next: start, limit: start - 1, pending: map[int64]bool{}}
+	s := &InsertSequence{next: start, pending: map[int64]bool{}}
+	s.limit.Store(start - 1)
+	return s
 }
 
 // Next returns the key number of the next insert.
@@ -203,18 +206,16 @@ func (s *InsertSequence) Acknowledge(n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending[n] = true
-	for s.pending[s.limit+1] {
-		delete(s.pending, s.limit+1)
-		s.limit++
+	limit := s.limit.Load()
+	for s.pending[limit+1] {
+		delete(s.pending, limit+1)
+		limit++
 	}
+	s.limit.Store(limit)
 }
 
 // Limit is the highest key number below which every insert is acknowledged.
-func (s *InsertSequence) Limit() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.limit
-}
+func (s *InsertSequence) Limit() int64 { return s.limit.Load() }
 
 // SkewedLatest is YCSB's SkewedLatestGenerator: recently inserted keys are the most popular.
 type SkewedLatest struct {

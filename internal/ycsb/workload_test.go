@@ -1,6 +1,7 @@
 package ycsb
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -89,5 +90,32 @@ func TestKeysStayBelowCompletedInserts(t *testing.T) {
 	}
 	if !seen {
 		t.Error("the latest distribution never chose the newest key once it was acknowledged")
+	}
+}
+
+// Field values carry YCSB's alphabet at every position: the bytes RandomByteIterator puts at
+// position i are the bytes FillValue puts there.
+func TestValuesAreRandomByteIterators(t *testing.T) {
+	const length, count = 14, 20000
+	want := reference(t, "values", strconv.Itoa(length), strconv.Itoa(count))
+	r := rand.New(rand.NewPCG(5, 6))
+	seen := make([][256]bool, length)
+	buf := make([]byte, length)
+	for range count {
+		FillValue(r, buf)
+		for i, b := range buf {
+			seen[i][b] = true
+		}
+	}
+	for i := range length {
+		var got strings.Builder
+		for b, ok := range seen[i] {
+			if ok {
+				fmt.Fprintf(&got, "%02x", b)
+			}
+		}
+		if got.String() != want[i] {
+			t.Errorf("position %d: bytes %s; YCSB puts %s there", i, got.String(), want[i])
+		}
 	}
 }

@@ -3,8 +3,11 @@
 //   counts GEN DRAWS     how often each value 0..999 came out of GEN in DRAWS draws
 //   keys ORDER PAD N...  CoreWorkload's key name for each key number, with insertorder ORDER
 //                        (hashed or ordered) and zeropadding PAD
+//   values LEN COUNT     for each position of COUNT RandomByteIterator values of LEN bytes,
+//                        the distinct bytes seen there, as a sorted hex string
 // GEN is uniform, zipfian, scrambled, hotspot or latest, each over 1000 items as CoreWorkload
 // builds them for recordcount=1000.
+import site.ycsb.RandomByteIterator;
 import site.ycsb.Utils;
 import site.ycsb.generator.*;
 
@@ -32,6 +35,27 @@ public class YcsbReference {
                 }
             } catch (Exception e) {
                 throw new RuntimeException(e);
+            }
+            return;
+        }
+        if (args[0].equals("values")) {
+            int len = Integer.parseInt(args[1]);
+            java.util.BitSet[] seen = new java.util.BitSet[len];
+            for (int i = 0; i < len; i++) {
+                seen[i] = new java.util.BitSet(256);
+            }
+            for (int n = Integer.parseInt(args[2]); n > 0; n--) {
+                byte[] v = new RandomByteIterator(len).toArray();
+                for (int i = 0; i < len; i++) {
+                    seen[i].set(v[i] & 0xff);
+                }
+            }
+            for (java.util.BitSet s : seen) {
+                StringBuilder out = new StringBuilder();
+                for (int b = s.nextSetBit(0); b >= 0; b = s.nextSetBit(b + 1)) {
+                    out.append(String.format("%02x", b));
+                }
+                System.out.println(out);
             }
             return;
         }

@@ -1,0 +1,130 @@
+// YCSB core workloads A-F against Cassandra, with the k6/x/ycsb extension.
+//
+// One script for every preset and both phases; environment variables choose:
+//   YCSB_PHASE            load (insert the records) or run (the measured workload); run
+//   YCSB_WORKLOAD         A-F; A
+//   YCSB_RECORD_COUNT     records; 1000          YCSB_FIELD_COUNT / YCSB_FIELD_LENGTH  10 / 100
+//   YCSB_REQUEST_DISTRIBUTION  uniform, zipfian, latest or hotspot; the preset's
+//   YCSB_PROPORTIONS      e.g. read=0.9,update=0.1; the preset's
+//   YCSB_INSERT_START / YCSB_INSERT_COUNT  this client's share of the load phase; all records
+//   YCSB_VUS              concurrent virtual users; 32
+//   YCSB_RATE             operations per second (open loop); unset runs closed loop
+//   YCSB_WARMUP           run phase warm-up, discarded; 0s
+//   YCSB_DURATION         measured run; 60s      YCSB_OPERATION_COUNT  stop after N instead
+//   YCSB_PROFILE          label for the metrics, e.g. the encryption profile's name
+//   YCSB_SUMMARY_FILE     also write the JSON summary here (the operator uses /dev/termination-log)
+//   CQL_HOSTS             host[:port],...; 127.0.0.1     CQL_KEYSPACE  ycsb
+//   CQL_CONSISTENCY       ONE                             CQL_REPLICATION_FACTOR  1 (load)
+//   CQL_TLS_PROTOCOL / CQL_TLS_CIPHER_SUITE   pin TLS to exactly this protocol and suite
+//   CQL_TLS_CA_FILE / CQL_TLS_SERVER_NAME     trust and name to verify
+//
+// The summary on stdout is the JSON the operator reads (internal/benchresult).
+import { cql, workload } from 'k6/x/ycsb';
+
+const env = __ENV;
+const num = (name, dflt) => {
+  const v = env[name];
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}=${v}: give a non-negative integer`);
+  return n;
+};
+const proportions = (spec) => {
+  if (!spec) return undefined;
+  const out = {};
+  for (const part of spec.split(',')) {
+    const [op, share] = part.split('=');
+    out[op.trim()] = Number(share);
+  }
+  return out;
+};
+
+const phase = env.YCSB_PHASE || 'run';
+if (phase !== 'load' && phase !== 'run') throw new Error(`YCSB_PHASE=${phase}: use load or run`);
+const vus = num('YCSB_VUS', 32);
+const rate = num('YCSB_RATE', 0);
+const recordCount = num('YCSB_RECORD_COUNT', 1000);
+const insertStart = num('YCSB_INSERT_START', 0);
+const insertCount = num('YCSB_INSERT_COUNT', recordCount - insertStart);
+const operationCount = num('YCSB_OPERATION_COUNT', 0);
+const warmup = env.YCSB_WARMUP || '0s';
+const duration = env.YCSB_DURATION || '60s';
+
+const wl = workload({
+  preset: env.YCSB_WORKLOAD || 'A',
+  recordCount,
+  operationCount,
+  fieldCount: num('YCSB_FIELD_COUNT', 0),
+  fieldLength: num('YCSB_FIELD_LENGTH', 0),
+  requestDistribution: env.YCSB_REQUEST_DISTRIBUTION || '',
+  proportions: proportions(env.YCSB_PROPORTIONS),
+  insertStart,
+  insertCount,
+});
+
+const db = cql({
+  hosts: (env.CQL_HOSTS || '127.0.0.1').split(','),
+  keyspace: env.CQL_KEYSPACE || 'ycsb',
+  consistency: env.CQL_CONSISTENCY || 'ONE',
+  profile: env.YCSB_PROFILE || (env.CQL_TLS_PROTOCOL ? 'tls' : 'plaintext'),
+  tls: env.CQL_TLS_PROTOCOL
+    ? {
+        protocol: env.CQL_TLS_PROTOCOL,
+        cipherSuite: env.CQL_TLS_CIPHER_SUITE || '',
+        caFile: env.CQL_TLS_CA_FILE || '',
+        serverName: env.CQL_TLS_SERVER_NAME || '',
+      }
+    : undefined,
+});
+
+// The measured scenario, or the warm-up: the same load for a fixed time before it.
+function runScenario(length, startTime) {
+  const common = { exec: 'run', gracefulStop: '5s', startTime };
+  if (rate > 0) {
+    return { ...common, executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: length, preAllocatedVUs: vus, maxVUs: vus };
+  }
+  if (operationCount > 0 && length === duration) {
+    return { ...common, executor: 'shared-iterations', vus, iterations: operationCount, maxDuration: '24h' };
+  }
+  return { ...common, executor: 'constant-vus', vus, duration: length };
+}
+
+function scenarios() {
+  if (phase === 'load') {
+    return { load: { executor: 'shared-iterations', exec: 'load', vus: Math.min(vus, Math.max(insertCount, 1)), iterations: Math.max(insertCount, 1), maxDuration: '24h' } };
+  }
+  const s = { run: runScenario(duration, warmup) };
+  if (warmup !== '0s') s.warmup = runScenario(warmup, '0s');
+  return s;
+}
+
+export const options = {
+  scenarios: scenarios(),
+  // A threshold that always holds makes k6 keep the run scenario's dropped iterations apart.
+  thresholds: { 'dropped_iterations{scenario:run}': ['count>=0'] },
+  summaryTrendStats: ['med', 'p(95)', 'p(99)', 'max'],
+};
+
+// Connects once before any virtual user: a refused TLS pin or a missing table stops the test
+// here, before anything is measured.
+export function setup() {
+  if (phase === 'load') db.createSchema(wl, num('CQL_REPLICATION_FACTOR', 1));
+  const n = db.negotiated(wl);
+  console.log(`YCSB ${phase} against ${env.CQL_HOSTS || '127.0.0.1'}: ${n.protocol} ${n.cipherSuite}`);
+}
+
+export function load() {
+  wl.load(db);
+}
+
+export function run() {
+  wl.run(db);
+}
+
+export function handleSummary(data) {
+  const dropped = data.metrics['dropped_iterations{scenario:run}'];
+  const json = wl.summary(db, { phase, droppedIterations: dropped ? dropped.values.count : 0 });
+  const out = { stdout: `${json}\n` };
+  if (env.YCSB_SUMMARY_FILE) out[env.YCSB_SUMMARY_FILE] = json;
+  return out;
+}

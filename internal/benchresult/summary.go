@@ -1,0 +1,87 @@
+package benchresult
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Version names the Summary format; a reader refuses another one instead of guessing.
+const Version = "benchresult.secured.dev/v1"
+
+// MaxBytes is what a container's termination message holds; a Summary must fit.
+const MaxBytes = 4096
+
+// Summary is one client's result for one phase of a benchmark.
+type Summary struct {
+	Version string `json:"version"`
+	// Driver that produced it: k6-ycsb or ycsb-hbase.
+	Driver string `json:"driver"`
+	// Phase: load, warmup or run.
+	Phase    string    `json:"phase"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Profile  string    `json:"profile,omitempty"`
+	Protocol string    `json:"protocol,omitempty"`
+	Suite    string    `json:"cipherSuite,omitempty"`
+
+	Operations        int64   `json:"operations"`
+	Errors            int64   `json:"errors"`
+	DroppedIterations int64   `json:"droppedIterations"`
+	ClientCPUSeconds  float64 `json:"clientCPUSeconds"`
+	// FirstError is the first failure's message, to say why a run is invalid.
+	FirstError string `json:"firstError,omitempty"`
+
+	Latencies []Latency `json:"latencies"`
+}
+
+// Latency of one operation type, in microseconds.
+type Latency struct {
+	Operation string `json:"operation"`
+	Count     int64  `json:"count"`
+	Errors    int64  `json:"errors,omitempty"`
+	P50       int64  `json:"p50"`
+	P95       int64  `json:"p95"`
+	P99       int64  `json:"p99"`
+	Max       int64  `json:"max"`
+}
+
+// LatencyOf reads a histogram.
+func LatencyOf(op string, h *Histogram, errors int64) Latency {
+	return Latency{Operation: op, Count: h.Count(), Errors: errors,
+		P50: h.Quantile(0.50), P95: h.Quantile(0.95), P99: h.Quantile(0.99), Max: h.Max()}
+}
+
+// Throughput is completed operations per second of the phase.
+func (s Summary) Throughput() float64 {
+	d := s.End.Sub(s.Start).Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return float64(s.Operations) / d
+}
+
+// Marshal encodes the summary compactly, refusing one a termination message cannot hold.
+func (s Summary) Marshal() ([]byte, error) {
+	s.Version = Version
+	if len(s.FirstError) > 512 {
+		s.FirstError = s.FirstError[:512] + "…"
+	}
+	b, err := json.Marshal(s)
+	if err == nil && len(b) > MaxBytes {
+		err = fmt.Errorf("summary is %d bytes; a termination message holds %d", len(b), MaxBytes)
+	}
+	return b, err
+}
+
+// Parse decodes a summary, refusing other versions.
+func Parse(b []byte) (Summary, error) {
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Summary{}, fmt.Errorf("benchmark summary: %w", err)
+	}
+	if s.Version != Version {
+		return Summary{}, fmt.Errorf("benchmark summary version %q; this operator reads %q", s.Version, Version)
+	}
+	return s, nil
+}

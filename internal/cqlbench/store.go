@@ -1,0 +1,217 @@
+// Package cqlbench is the YCSB CQL binding of the benchmark: YCSB's usertable schema and its
+// read, scan, insert and update statements, prepared once and run through gocql, over
+// plaintext or a TLS session pinned to one protocol and suite. It speaks the same table as
+// YCSB's cassandra-cql binding, so data loaded by one is read by the other.
+package cqlbench
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/pintls"
+	"secured.dev/operator/internal/ycsb"
+)
+
+// DefaultPort is Cassandra's native transport port.
+const DefaultPort = 9042
+
+// Options say where and how to connect.
+type Options struct {
+	// Hosts are host or host:port (DefaultPort when omitted).
+	Hosts []string
+	// Keyspace holding YCSB's usertable; "ycsb" when empty.
+	Keyspace string
+	// Consistency of reads and writes; YCSB's default, ONE, when zero.
+	Consistency gocql.Consistency
+	// TLS pins the session; nil is plaintext.
+	TLS *TLS
+	// Timeout of one request; 10 s when zero.
+	Timeout time.Duration
+	// ConnectionsPerHost; 2 when zero (each multiplexes many requests).
+	ConnectionsPerHost int
+	// FieldCount of the records (YCSB fieldcount).
+	FieldCount int
+}
+
+// TLS is the pinned session and its trust.
+type TLS struct {
+	Pin pintls.Pin
+	// Config carries RootCAs and ServerName; its versions and suites are replaced by the pin.
+	Config *tls.Config
+}
+
+// ErrNotFound is a read of a key with no record: YCSB counts it as a failed read.
+var ErrNotFound = errors.New("no record with this key")
+
+// Store runs YCSB operations against one Cassandra cluster.
+type Store struct {
+	session *gocql.Session
+	dialer  *pintls.HostDialer
+	ks      string
+	fields  int
+
+	read, scan, insert string
+	update             []string
+}
+
+// Open connects. A TLS session the server negotiates with another protocol or suite than the
+// pin is refused here, with the server's choice in the error.
+func Open(o Options) (*Store, error) {
+	if len(o.Hosts) == 0 {
+		return nil, errors.New("no Cassandra hosts: give at least one host or host:port")
+	}
+	if o.FieldCount < 1 {
+		return nil, fmt.Errorf("fieldCount %d: a record has at least one field", o.FieldCount)
+	}
+	hosts := make([]string, len(o.Hosts))
+	for i, h := range o.Hosts {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			h = net.JoinHostPort(h, strconv.Itoa(DefaultPort))
+		}
+		hosts[i] = h
+	}
+	c := gocql.NewCluster(hosts...)
+	c.ProtoVersion = 4
+	c.Consistency = gocql.One
+	if o.Consistency != 0 {
+		c.Consistency = o.Consistency
+	}
+	c.Timeout, c.ConnectTimeout = 10*time.Second, 10*time.Second
+	if o.Timeout > 0 {
+		c.Timeout, c.ConnectTimeout = o.Timeout, o.Timeout
+	}
+	if o.ConnectionsPerHost > 0 {
+		c.NumConns = o.ConnectionsPerHost
+	}
+	s := &Store{ks: o.Keyspace, fields: o.FieldCount}
+	if s.ks == "" {
+		s.ks = "ycsb"
+	}
+	if o.TLS != nil {
+		cfg := o.TLS.Config
+		if cfg == nil {
+			cfg = &tls.Config{}
+		}
+		s.dialer = &pintls.HostDialer{Pin: o.TLS.Pin, TLS: cfg, Dialer: net.Dialer{Timeout: c.ConnectTimeout}}
+		c.HostDialer = s.dialer
+	}
+	var err error
+	if s.session, err = c.CreateSession(); err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", strings.Join(hosts, ","), err)
+	}
+	s.prepareStatements()
+	return s, nil
+}
+
+func (s *Store) prepareStatements() {
+	table := s.ks + ".usertable"
+	cols, marks := []string{"y_id"}, []string{"?"}
+	for i := range s.fields {
+		cols, marks = append(cols, ycsb.FieldName(i)), append(marks, "?")
+	}
+	s.read = "SELECT * FROM " + table + " WHERE y_id = ? LIMIT 1"
+	s.scan = "SELECT * FROM " + table + " WHERE token(y_id) >= token(?) LIMIT ?"
+	s.insert = "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
+	s.update = make([]string, s.fields)
+	for i := range s.fields {
+		s.update[i] = "UPDATE " + table + " SET " + ycsb.FieldName(i) + " = ? WHERE y_id = ?"
+	}
+}
+
+// CreateSchema creates YCSB's keyspace and usertable if they do not exist, with the given
+// replication factor (SimpleStrategy, as YCSB's documentation does).
+func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
+	fields := make([]string, s.fields)
+	for i := range fields {
+		fields[i] = ycsb.FieldName(i) + " varchar"
+	}
+	for _, stmt := range []string{
+		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", s.ks, replicationFactor),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.usertable (y_id varchar PRIMARY KEY, %s)", s.ks, strings.Join(fields, ", ")),
+	} {
+		if err := s.session.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return nil
+}
+
+// Negotiated is the session's protocol and suite ("plaintext", "none" without TLS).
+func (s *Store) Negotiated() (protocol, suite string) {
+	if s.dialer == nil {
+		return "plaintext", "none"
+	}
+	p, ok := s.dialer.Negotiated()
+	if !ok {
+		p = s.dialer.Pin
+	}
+	cs, _ := crypto.LookupID(p.Suite)
+	return crypto.ProtocolName(p.Version), cs.Name
+}
+
+// Close ends the session.
+func (s *Store) Close() { s.session.Close() }
+
+// Client runs operations for one virtual user, reusing its buffers between them.
+type Client struct {
+	s    *Store
+	args []any
+	row  []any
+	cols [][]byte
+}
+
+// Client returns a client; clients are not safe for concurrent use, the Store is.
+func (s *Store) Client() *Client {
+	c := &Client{s: s, args: make([]any, s.fields+1), row: make([]any, s.fields+1), cols: make([][]byte, s.fields+1)}
+	for i := range c.row {
+		c.row[i] = &c.cols[i]
+	}
+	return c
+}
+
+// Insert writes a whole record.
+func (c *Client) Insert(ctx context.Context, key string, values [][]byte) error {
+	c.args[0] = key
+	for i, v := range values {
+		c.args[i+1] = v
+	}
+	return c.s.session.Query(c.s.insert, c.args...).ExecContext(ctx)
+}
+
+// Update writes one field.
+func (c *Client) Update(ctx context.Context, key string, field int, value []byte) error {
+	return c.s.session.Query(c.s.update[field], value, key).ExecContext(ctx)
+}
+
+// Read reads every field of a record.
+func (c *Client) Read(ctx context.Context, key string) error {
+	n, err := c.rows(ctx, c.s.session.Query(c.s.read, key))
+	if err == nil && n == 0 {
+		err = ErrNotFound
+	}
+	return err
+}
+
+// Scan reads up to n records from key on, in token order, as YCSB's CQL binding does.
+func (c *Client) Scan(ctx context.Context, key string, n int) error {
+	_, err := c.rows(ctx, c.s.session.Query(c.s.scan, key, n))
+	return err
+}
+
+func (c *Client) rows(ctx context.Context, q *gocql.Query) (int, error) {
+	it := q.IterContext(ctx)
+	n := 0
+	for it.Scan(c.row...) {
+		n++
+	}
+	return n, it.Close()
+}

@@ -1,0 +1,136 @@
+package k6ycsb
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/dataplane"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/testpki"
+)
+
+// tlsOptionalNode starts one real Cassandra whose client port takes plaintext and TLS 1.3 with
+// exactly TLS_AES_128_GCM_SHA256 (the shipped tls13-aes128-gcm profile on the JDK engine, in
+// Optional mode), so both are measured on the same node. It returns the node and a CA file.
+func tlsOptionalNode(t testing.TB, address string, jmxPort int) (*dataplane.CassandraNode, string) {
+	enc := dataplane.ShippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
+	})
+	ca := testpki.New(t)
+	node := dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmxPort, Step: cassandra.Target(enc), CA: ca})
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return node, caFile
+}
+
+func pinned(env map[string]string, caFile, address, suite string) map[string]string {
+	out := map[string]string{"CQL_TLS_PROTOCOL": "TLSv1.3", "CQL_TLS_CIPHER_SUITE": suite, "CQL_TLS_CA_FILE": caFile, "CQL_TLS_SERVER_NAME": address}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
+// The extension loads YCSB's table and runs the core workloads against a real Cassandra, over
+// plaintext and over a TLS 1.3 session pinned to the server's suite, and refuses to measure
+// when the server negotiates another suite than the pinned one.
+func TestK6YCSBAgainstCassandra(t *testing.T) {
+	const address = "127.0.0.61"
+	node, caFile := tlsOptionalNode(t, address, 7261)
+	base := map[string]string{"CQL_HOSTS": node.NativeAddress(), "YCSB_RECORD_COUNT": "2000", "YCSB_VUS": "8"}
+	with := func(extra map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range []map[string]string{base, extra} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+
+	load, out, err := runK6(t, with(map[string]string{"YCSB_PHASE": "load"}))
+	if err != nil {
+		t.Fatalf("load phase: %v\n%s", err, out)
+	}
+	if load.Phase != "load" || load.Operations != 2000 || load.Errors != 0 || len(load.Latencies) != 1 || load.Latencies[0].Operation != "insert" {
+		t.Fatalf("load phase summary %+v; want 2000 inserts and no error", load)
+	}
+
+	plain, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_WARMUP": "1s", "YCSB_DURATION": "3s"}))
+	if err != nil {
+		t.Fatalf("workload A over plaintext: %v\n%s", err, out)
+	}
+	checkRun(t, "A plaintext", plain, "plaintext", "none", map[string]float64{"read": 0.5, "update": 0.5})
+	if got := plain.End.Sub(plain.Start).Seconds(); got < 2.5 || got > 3.6 {
+		t.Errorf("A plaintext: measured %.2f s; the run scenario lasts 3 s and the warm-up is not counted", got)
+	}
+
+	tls, out, err := runK6(t, pinned(with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s"}), caFile, address, "TLS_AES_128_GCM_SHA256"))
+	if err != nil {
+		t.Fatalf("workload A over pinned TLS 1.3: %v\n%s", err, out)
+	}
+	checkRun(t, "A TLS", tls, "TLSv1.3", "TLS_AES_128_GCM_SHA256", map[string]float64{"read": 0.5, "update": 0.5})
+
+	for _, tc := range []struct {
+		preset string
+		mix    map[string]float64
+	}{
+		{"E", map[string]float64{"scan": 0.95, "insert": 0.05}},
+		{"F", map[string]float64{"read": 0.5, "readmodifywrite": 0.5}},
+	} {
+		s, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": tc.preset, "YCSB_DURATION": "2s"}))
+		if err != nil {
+			t.Fatalf("workload %s: %v\n%s", tc.preset, err, out)
+		}
+		checkRun(t, tc.preset, s, "plaintext", "none", tc.mix)
+	}
+
+	// The node accepts only TLS_AES_128_GCM_SHA256; Go's client offers every TLS 1.3 suite,
+	// so the server picks AES-128 and a benchmark pinned to ChaCha20 must refuse to start.
+	_, out, err = runK6(t, pinned(with(map[string]string{"YCSB_DURATION": "2s"}), caFile, address, "TLS_CHACHA20_POLY1305_SHA256"))
+	if err == nil {
+		t.Fatalf("a run pinned to ChaCha20 against an AES-128-only server succeeded:\n%s", out)
+	}
+	if !strings.Contains(out, "the server negotiated TLSv1.3 TLS_AES_128_GCM_SHA256, but the benchmark pins TLSv1.3 TLS_CHACHA20_POLY1305_SHA256") {
+		t.Errorf("the refusal does not name the negotiated and the pinned suite:\n%s", out)
+	}
+	if strings.Contains(out, `"phase":"run","start"`) && !strings.Contains(out, `"operations":0`) {
+		t.Errorf("operations were measured despite the refused pin:\n%s", out)
+	}
+}
+
+// checkRun asserts an error-free run of the expected mix over the expected session.
+func checkRun(t *testing.T, name string, s benchresult.Summary, protocol, suite string, mix map[string]float64) {
+	t.Helper()
+	t.Logf("%s: %d ops in %.1f s = %.0f ops/s, %.2f client CPU s, %s %s", name, s.Operations, s.End.Sub(s.Start).Seconds(), s.Throughput(), s.ClientCPUSeconds, s.Protocol, s.Suite)
+	if s.Errors != 0 || s.Operations < 100 {
+		t.Errorf("%s: %d operations, %d errors (%s); want an error-free run", name, s.Operations, s.Errors, s.FirstError)
+	}
+	if s.Protocol != protocol || s.Suite != suite || s.Phase != "run" || s.Driver != "k6-ycsb" {
+		t.Errorf("%s: summary says %s/%s %s %s; want run of k6-ycsb over %s %s", name, s.Phase, s.Driver, s.Protocol, s.Suite, protocol, suite)
+	}
+	if s.ClientCPUSeconds <= 0 {
+		t.Errorf("%s: client CPU %.3f s", name, s.ClientCPUSeconds)
+	}
+	got := map[string]float64{}
+	for _, l := range s.Latencies {
+		got[l.Operation] = float64(l.Count) / float64(s.Operations)
+		if l.P50 <= 0 || l.P50 > l.P95 || l.P95 > l.P99 || l.P99 > l.Max {
+			t.Errorf("%s %s: latencies p50 %d p95 %d p99 %d max %d µs are not ordered", name, l.Operation, l.P50, l.P95, l.P99, l.Max)
+		}
+	}
+	for op, want := range mix {
+		if d := got[op] - want; d > 0.05 || d < -0.05 {
+			t.Errorf("%s: %s share %.3f; YCSB's proportion is %.2f", name, op, got[op], want)
+		}
+	}
+	if len(got) != len(mix) {
+		t.Errorf("%s: operations %v; want only %v", name, got, mix)
+	}
+}

@@ -1,0 +1,85 @@
+package k6ycsb
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/samples"
+)
+
+var (
+	buildOnce sync.Once
+	k6Path    string
+	buildErr  error
+)
+
+// k6 builds the product's k6 binary (cmd/k6) once per test binary.
+func k6(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "k6ycsb-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		k6Path = filepath.Join(dir, "k6")
+		cmd := exec.Command("go", "build", "-o", k6Path, "secured.dev/operator/cmd/k6")
+		cmd.Dir = samples.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{err, out}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building k6: %v", buildErr)
+	}
+	return k6Path
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + string(e.out) }
+
+// runK6 runs bench/k6/ycsb.js with the environment given and returns the summary the
+// operator would read, and k6's output.
+func runK6(t testing.TB, env map[string]string, extraArgs ...string) (benchresult.Summary, string, error) {
+	t.Helper()
+	summaryFile := filepath.Join(t.TempDir(), "summary.json")
+	args := append([]string{"run", "--quiet", "--no-usage-report", "--no-color"}, extraArgs...)
+	args = append(args, filepath.Join(samples.RepoRoot(), "bench", "k6", "ycsb.js"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, k6(t), args...)
+	cmd.Env = append(os.Environ(), "YCSB_SUMMARY_FILE="+summaryFile)
+	keys := make([]string, 0, len(env))
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("k6 %s (%s)", strings.Join(keys, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		return benchresult.Summary{}, out.String(), err
+	}
+	b, err := os.ReadFile(summaryFile)
+	if err != nil {
+		return benchresult.Summary{}, out.String(), err
+	}
+	s, err := benchresult.Parse(b)
+	return s, out.String(), err
+}

@@ -1,0 +1,280 @@
+package k6ycsb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/grafana/sobek"
+	"go.k6.io/k6/js/common"
+	"go.k6.io/k6/metrics"
+
+	"secured.dev/operator/internal/ycsb"
+)
+
+// workloadOptions are the script's ycsb.workload({...}) options, in YCSB's terms.
+type workloadOptions struct {
+	Preset              string             `js:"preset"`
+	RecordCount         int64              `js:"recordCount"`
+	OperationCount      int64              `js:"operationCount"`
+	FieldCount          int                `js:"fieldCount"`
+	FieldLength         int                `js:"fieldLength"`
+	RequestDistribution string             `js:"requestDistribution"`
+	Proportions         map[string]float64 `js:"proportions"`
+	InsertStart         int64              `js:"insertStart"`
+	InsertCount         int64              `js:"insertCount"`
+	OrderedInserts      bool               `js:"orderedInserts"`
+}
+
+// build turns the options into YCSB's workload, naming the option at fault.
+func (o workloadOptions) build() (ycsb.Workload, error) {
+	if o.Preset == "" {
+		o.Preset = "A"
+	}
+	w, err := ycsb.Core(o.Preset)
+	if err != nil {
+		return w, fmt.Errorf("ycsb.workload preset: %w", err)
+	}
+	if o.RecordCount < 0 || o.OperationCount < 0 || o.FieldCount < 0 || o.FieldLength < 0 || o.InsertStart < 0 || o.InsertCount < 0 {
+		return w, fmt.Errorf("ycsb.workload: recordCount %d, operationCount %d, fieldCount %d, fieldLength %d, insertStart %d, insertCount %d: none may be negative",
+			o.RecordCount, o.OperationCount, o.FieldCount, o.FieldLength, o.InsertStart, o.InsertCount)
+	}
+	if o.RecordCount > 0 {
+		w.RecordCount = o.RecordCount
+	}
+	if o.OperationCount > 0 {
+		w.OperationCount = o.OperationCount
+	}
+	if o.FieldCount > 0 {
+		w.FieldCount = o.FieldCount
+	}
+	if o.FieldLength > 0 {
+		w.FieldLength = o.FieldLength
+	}
+	if o.RequestDistribution != "" {
+		w.RequestDistribution = o.RequestDistribution
+	}
+	if len(o.Proportions) > 0 {
+		w.Proportions = map[ycsb.Operation]float64{}
+		for k, v := range o.Proportions {
+			op := ycsb.Operation(k)
+			if k == "readModifyWrite" {
+				op = ycsb.ReadModifyWrite
+			}
+			if opIndex(op) < 0 || v < 0 {
+				return w, fmt.Errorf("ycsb.workload proportions: %s=%v; use non-negative read, update, insert, scan and readModifyWrite", k, v)
+			}
+			w.Proportions[op] = v
+		}
+	}
+	w.Ordered = o.OrderedInserts
+	return w, nil
+}
+
+// sharedWorkload is what every virtual user of a workload shares, as YCSB's threads do.
+type sharedWorkload struct {
+	w           ycsb.Workload
+	inserts     *ycsb.InsertSequence
+	loadNext    atomic.Int64
+	loadEnd     int64
+	mu          sync.Mutex
+	phases      map[string]*phase
+	phaseOrder  []string
+}
+
+func (s *sharedWorkload) phase(name string) *phase {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.phases[name]
+	if !ok {
+		p = &phase{}
+		s.phases[name] = p
+		s.phaseOrder = append(s.phaseOrder, name)
+	}
+	return p
+}
+
+var workloads = registry[*sharedWorkload]{}
+
+// Workload is one virtual user's view of a workload.
+type Workload struct {
+	m       *module
+	shared  *sharedWorkload
+	chooser *ycsb.Chooser
+	rand    *rand.Rand
+	values  [][]byte
+
+	// per-phase and per-tag caches, renewed when k6 changes the VU's tags (a new scenario)
+	baseTags  *metrics.TagSet
+	phaseName string
+	phase     *phase
+	opTags    map[*DB]*[5]*metrics.TagSet
+}
+
+func (m *module) workload(opts sobek.Value) *Workload {
+	rt := m.vu.Runtime()
+	var o workloadOptions
+	if err := decode(rt, "ycsb.workload", opts, &o); err != nil {
+		common.Throw(rt, err)
+	}
+	w, err := o.build()
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	if o.InsertCount <= 0 {
+		o.InsertCount = w.RecordCount - o.InsertStart
+	}
+	key, _ := json.Marshal(o)
+	shared, err := workloads.get(string(key), func() (*sharedWorkload, error) {
+		s := &sharedWorkload{w: w, inserts: ycsb.NewInsertSequence(w.RecordCount), loadEnd: o.InsertStart + o.InsertCount, phases: map[string]*phase{}}
+		s.loadNext.Store(o.InsertStart)
+		return s, nil
+	})
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	chooser, err := ycsb.NewChooser(w, shared.inserts)
+	if err != nil {
+		common.Throw(rt, fmt.Errorf("ycsb.workload: %w", err))
+	}
+	wl := &Workload{m: m, shared: shared, chooser: chooser, opTags: map[*DB]*[5]*metrics.TagSet{},
+		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), values: make([][]byte, w.FieldCount)}
+	for i := range wl.values {
+		wl.values[i] = make([]byte, w.FieldLength)
+	}
+	return wl
+}
+
+// Load inserts the next record of the load phase; false once every record is inserted.
+func (wl *Workload) Load(db *DB) bool {
+	n := wl.shared.loadNext.Add(1) - 1
+	if n >= wl.shared.loadEnd {
+		return false
+	}
+	c := db.client(wl)
+	wl.fill()
+	wl.measure(db, ycsb.Insert, func(ctx context.Context) error {
+		return c.Insert(ctx, wl.shared.w.KeyName(n), wl.values)
+	})
+	return true
+}
+
+// Run performs one operation of the run phase, chosen in the workload's proportions.
+func (wl *Workload) Run(db *DB) {
+	c := db.client(wl)
+	w, r := &wl.shared.w, wl.rand
+	switch op := wl.chooser.Operation(r); op {
+	case ycsb.Read:
+		key := w.KeyName(wl.chooser.Key(r))
+		wl.measure(db, op, func(ctx context.Context) error { return c.Read(ctx, key) })
+	case ycsb.Update:
+		key, field := w.KeyName(wl.chooser.Key(r)), wl.chooser.Field(r)
+		ycsb.FillValue(r, wl.values[0])
+		wl.measure(db, op, func(ctx context.Context) error { return c.Update(ctx, key, field, wl.values[0]) })
+	case ycsb.Insert:
+		n := wl.chooser.InsertKey()
+		wl.fill()
+		wl.measure(db, op, func(ctx context.Context) error { return c.Insert(ctx, w.KeyName(n), wl.values) })
+		wl.chooser.Inserted(n) // acknowledged even when it failed, as YCSB does
+	case ycsb.Scan:
+		key, n := w.KeyName(wl.chooser.Key(r)), wl.chooser.ScanLength(r)
+		wl.measure(db, op, func(ctx context.Context) error { return c.Scan(ctx, key, n) })
+	case ycsb.ReadModifyWrite:
+		key, field := w.KeyName(wl.chooser.Key(r)), wl.chooser.Field(r)
+		ycsb.FillValue(r, wl.values[0])
+		wl.measure(db, op, func(ctx context.Context) error {
+			if err := c.Read(ctx, key); err != nil {
+				return err
+			}
+			return c.Update(ctx, key, field, wl.values[0])
+		})
+	}
+}
+
+func (wl *Workload) fill() {
+	for _, v := range wl.values {
+		ycsb.FillValue(wl.rand, v)
+	}
+}
+
+// measure times one operation into the phase's histograms and into k6's metrics.
+func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) error) {
+	state := wl.m.vu.State()
+	ctx := wl.m.vu.Context()
+	start := time.Now()
+	err := do(ctx)
+	d := time.Since(start)
+	if ctx.Err() != nil {
+		return // the test is ending; an interrupted operation is not a result
+	}
+
+	base := state.Tags.GetCurrentValues().Tags
+	if base != wl.baseTags {
+		wl.baseTags = base
+		wl.phaseName, _ = base.Get("scenario")
+		if wl.phaseName == "" {
+			wl.phaseName = "default"
+		}
+		wl.phase = wl.shared.phase(wl.phaseName)
+		clear(wl.opTags)
+	}
+	wl.phase.record(op, start, d, err)
+
+	tags := wl.opTags[db]
+	if tags == nil {
+		tags = new([5]*metrics.TagSet)
+		protocol, suite := db.store.Negotiated()
+		for i, o := range operations {
+			tags[i] = base.With("op", string(o)).With("profile", db.profile).With("protocol", protocol).With("suite", suite)
+		}
+		wl.opTags[db] = tags
+	}
+	ts := tags[opIndex(op)]
+	now := start.Add(d)
+	if err != nil {
+		if wl.phase.errs[opIndex(op)].Load() == 1 {
+			state.Logger.WithField("op", op).WithError(err).Warn("YCSB operation failed; further failures of this phase are only counted")
+		}
+		metrics.PushIfNotDone(ctx, state.Samples, metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.errors, Tags: ts}, Time: now, Value: 1})
+		return
+	}
+	metrics.PushIfNotDone(ctx, state.Samples, metrics.ConnectedSamples{Tags: ts, Time: now, Samples: []metrics.Sample{
+		{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.duration, Tags: ts}, Time: now, Value: metrics.D(d)},
+		{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.operations, Tags: ts}, Time: now, Value: 1},
+	}})
+}
+
+// summaryOptions are the script's workload.summary(db, {...}) options.
+type summaryOptions struct {
+	Phase             string `js:"phase"`
+	DroppedIterations int64  `js:"droppedIterations"`
+}
+
+// Summary is the phase's result as the JSON the operator reads.
+func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
+	rt := wl.m.vu.Runtime()
+	o := summaryOptions{Phase: "run"}
+	if err := decode(rt, "workload.summary", opts, &o); err != nil {
+		common.Throw(rt, err)
+	}
+	wl.shared.mu.Lock()
+	p := wl.shared.phases[o.Phase]
+	wl.shared.mu.Unlock()
+	if p == nil {
+		p = &phase{}
+	}
+	s := p.summary()
+	s.Driver, s.Phase, s.Profile, s.DroppedIterations = "k6-ycsb", o.Phase, db.profile, o.DroppedIterations
+	if db.open(wl.shared.w.FieldCount) == nil { // the session the users shared, or nothing
+		s.Protocol, s.Suite = db.store.Negotiated()
+	}
+	b, err := s.Marshal()
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	return string(b)
+}
