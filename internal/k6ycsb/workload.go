@@ -77,13 +77,13 @@ func (o workloadOptions) build() (ycsb.Workload, error) {
 
 // sharedWorkload is what every virtual user of a workload shares, as YCSB's threads do.
 type sharedWorkload struct {
-	w           ycsb.Workload
-	inserts     *ycsb.InsertSequence
-	loadNext    atomic.Int64
-	loadEnd     int64
-	mu          sync.Mutex
-	phases      map[string]*phase
-	phaseOrder  []string
+	w          ycsb.Workload
+	inserts    *ycsb.InsertSequence
+	loadNext   atomic.Int64
+	loadEnd    int64
+	mu         sync.Mutex
+	phases     map[string]*phase
+	phaseOrder []string
 }
 
 func (s *sharedWorkload) phase(name string) *phase {
