@@ -52,6 +52,10 @@ test: prereqs envtest-assets ## Run every test: unit, API validation and control
 bench: ## Go benchmarks (catalogue, profile resolution).
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 
+.PHONY: bench-client
+bench-client: ## k6 YCSB client efficiency: workload A, plaintext vs pinned TLS 1.3 on one local Cassandra; ops per client CPU-second, pprof in bin/bench-client (~7 min).
+	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
+
 .PHONY: bench-acceleration
 bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK flags and OPENSSL_ia32cap, on and off (~30 s).
 	bench/acceleration/run.sh

@@ -3,7 +3,10 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,56 +14,143 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/benchmark"
 )
 
-// DatastoreBenchmarkReconciler reconciles DatastoreBenchmarks. This version checks the target
-// and reports that benchmark Jobs are not run yet; the k6 driver brings the Jobs.
+// DatastoreBenchmarkReconciler runs DatastoreBenchmarks: it finds the target, loads the data
+// with one Job, runs the measured repetitions one Job at a time, collects each Job's result
+// summaries from its pods' termination messages into status, repeats invalid runs, and
+// deletes each Job once its results are in status.
 type DatastoreBenchmarkReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	Options  Options
+}
+
+// Condition types of a benchmark besides Ready.
+const (
+	// ConditionLoaded: the load phase inserted the records.
+	ConditionLoaded = "Loaded"
+	// ConditionComplete: every repetition has a valid result, or the benchmark gave up.
+	ConditionComplete = "Complete"
+)
+
+// benchmarkScope carries what one reconcile pass read and decided.
+type benchmarkScope struct {
+	b       *v1alpha1.DatastoreBenchmark
+	target  benchmark.Target
+	requeue time.Duration
 }
 
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks/status,verbs=get;patch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return reconcileOnce(ctx, r.Client, req.NamespacedName, &v1alpha1.DatastoreBenchmark{},
-		func(b *v1alpha1.DatastoreBenchmark) any { return b.Status },
-		func(b *v1alpha1.DatastoreBenchmark) error { return r.checkTarget(ctx, b) })
+	b := &v1alpha1.DatastoreBenchmark{}
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := b.DeepCopy()
+	s := &benchmarkScope{b: b}
+	err := r.phases(ctx, s)
+	b.Status.ObservedGeneration = b.Generation
+	if _, werr := patchStatus(ctx, r.Client, before, b, func(b *v1alpha1.DatastoreBenchmark) any { return b.Status }); werr != nil {
+		return requeueOnConflict(werr)
+	}
+	return ctrl.Result{RequeueAfter: s.requeue}, err
 }
 
-// checkTarget reports whether the benchmark's target exists.
-func (r *DatastoreBenchmarkReconciler) checkTarget(ctx context.Context, b *v1alpha1.DatastoreBenchmark) error {
-	st := &b.Status
-	st.ObservedGeneration = b.Generation
+// phases runs the benchmark's phases in order; each returns done=false when the benchmark
+// has to wait for it.
+func (r *DatastoreBenchmarkReconciler) phases(ctx context.Context, s *benchmarkScope) error {
+	st := &s.b.Status
+	if st.Phase == v1alpha1.BenchmarkSucceeded || st.Phase == v1alpha1.BenchmarkFailed {
+		return nil // results are final; a new measurement is a new DatastoreBenchmark
+	}
 	if st.Phase == "" {
 		st.Phase = v1alpha1.BenchmarkPending
 	}
-
-	reason, msg := "TargetFound", "the target exists; this operator version does not run benchmark Jobs yet"
-	if ref := b.Spec.Target.DatastoreRef; ref != nil {
-		var ds v1alpha1.SecuredDatastore
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ref.Name}, &ds); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return err
-			}
-			reason, msg = "TargetNotFound", fmt.Sprintf("SecuredDatastore %q does not exist in namespace %s: create it or fix spec.target.datastoreRef.name", ref.Name, b.Namespace)
+	for _, phase := range []func(context.Context, *benchmarkScope) (bool, error){r.resolveTarget, r.load, r.runs} {
+		if done, err := phase(ctx, s); err != nil || !done {
+			return err
 		}
-	}
-	if setCondition(&st.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) && reason == "TargetNotFound" {
-		r.Recorder.Eventf(b, nil, "Warning", reason, "CheckTarget", "%s", msg)
 	}
 	return nil
 }
 
-// SetupWithManager registers the reconciler.
+// resolveTarget finds the endpoints, TLS pin and trust of the target.
+func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *benchmarkScope) (bool, error) {
+	b := s.b
+	notReady := func(reason, msg string) (bool, error) {
+		if setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) {
+			r.Recorder.Eventf(b, nil, "Warning", reason, "ResolveTarget", "%s", msg)
+		}
+		s.requeue = 30 * time.Second
+		return false, nil
+	}
+	if ext := b.Spec.Target.External; ext != nil {
+		t, err := benchmark.ExternalTarget(ext)
+		if err != nil {
+			return notReady("TargetNotMeasurable", err.Error())
+		}
+		s.target = t
+	} else {
+		ref := b.Spec.Target.DatastoreRef
+		var ds v1alpha1.SecuredDatastore
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ref.Name}, &ds); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return false, err
+			}
+			return notReady("TargetNotFound", fmt.Sprintf("SecuredDatastore %q does not exist in namespace %s: create it or fix spec.target.datastoreRef.name", ref.Name, b.Namespace))
+		}
+		if !isTrue(ds.Status.Conditions, v1alpha1.ConditionReady) && !started(b) {
+			return notReady("TargetNotReady", fmt.Sprintf("SecuredDatastore %s is not Ready yet; the benchmark starts when it is", ds.Name))
+		}
+		t, err := benchmark.DatastoreTarget(&ds, r.Options.clusterDomain())
+		if err != nil {
+			return notReady("TargetNotMeasurable", err.Error())
+		}
+		s.target = t
+	}
+	msg := fmt.Sprintf("%s, plaintext", s.target.Hosts)
+	if t := s.target.TLS; t != nil {
+		msg = fmt.Sprintf("%s, pinned to %s %s, verifying %s", s.target.Hosts, t.Protocol, t.CipherSuite, t.ServerName)
+	}
+	setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "TargetReady", msg)
+	return true, nil
+}
+
+// SetupWithManager registers the reconciler: it follows its Jobs and the datastores its
+// benchmarks wait for.
 func (r *DatastoreBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.DatastoreBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		Watches(&v1alpha1.SecuredDatastore{}, handler.EnqueueRequestsFromMapFunc(r.benchmarksOf)).
 		Named("datastorebenchmark").
 		Complete(r)
+}
+
+// benchmarksOf maps a datastore to the unfinished benchmarks that target it.
+func (r *DatastoreBenchmarkReconciler) benchmarksOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.DatastoreBenchmarkList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, b := range list.Items {
+		done := slices.Contains([]v1alpha1.BenchmarkPhase{v1alpha1.BenchmarkSucceeded, v1alpha1.BenchmarkFailed}, b.Status.Phase)
+		if ref := b.Spec.Target.DatastoreRef; ref != nil && ref.Name == o.GetName() && !done {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+		}
+	}
+	return out
 }

@@ -1,12 +1,21 @@
 package controllers
 
 import (
+	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/benchresult"
 )
 
 func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
@@ -47,4 +56,153 @@ func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(condition(get(g, s).Status.Conditions, v1alpha1.ConditionReady).Reason).To(Equal("NotImplemented"))
 	}).Should(Succeed())
+}
+
+func externalBenchmark(name string) *v1alpha1.DatastoreBenchmark {
+	return &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target: v1alpha1.BenchmarkTarget{External: &v1alpha1.ExternalTarget{Engine: v1alpha1.EngineCassandra,
+				Endpoints: []string{"cassandra.example:9142"},
+				TLS:       &v1alpha1.ClientTLS{Protocol: "TLSv1.3", CipherSuite: "TLS_AES_128_GCM_SHA256"}}},
+			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](1000)},
+			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
+			Repetitions: ptr.To[int32](2),
+		},
+	}
+}
+
+// finishJob plays kubelet and Job controller, which envtest lacks: the Job's pod terminates
+// with the exit code and termination message given, and the Job completes or fails.
+func finishJob(t *testing.T, g Gomega, name string, exitCode int32, message string) {
+	t.Helper()
+	ctx := context.Background()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	g.Eventually(func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(job), job) }).Should(Succeed())
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: "default", Labels: job.Spec.Template.Labels},
+		Spec:       job.Spec.Template.Spec,
+	}
+	create(t, pod)
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "k6", Image: "secured.dev/k6:test",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}}}}}
+	if exitCode != 0 {
+		pod.Status.Phase = corev1.PodFailed
+	}
+	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+
+	start := metav1.NewTime(now.Add(-time.Minute))
+	job.Status.StartTime = &start
+	if exitCode == 0 {
+		job.Status.Succeeded, job.Status.CompletedIndexes, job.Status.CompletionTime = 1, "0", &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+	} else {
+		job.Status.Failed, job.Status.FailedIndexes = 1, ptr.To("")
+		job.Status.FailedIndexes = nil
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+		}
+	}
+	g.Expect(env.Client.Status().Update(ctx, job)).To(Succeed())
+}
+
+func summaryJSON(t *testing.T, phase string, ops, errs int64) string {
+	t.Helper()
+	end := time.Now().UTC().Truncate(time.Second)
+	s := benchresult.Summary{Driver: "k6-ycsb", Phase: phase, Start: end.Add(-10 * time.Second), End: end, Operations: ops, Errors: errs,
+		Protocol: "TLSv1.3", Suite: "TLS_AES_128_GCM_SHA256", ClientCPUSeconds: 1.5,
+		Latencies: []benchresult.Latency{{Operation: "read", Count: ops, Errors: errs, P50: 800, P95: 1500, P99: 3000, Max: 9000}}}
+	if errs > 0 {
+		s.FirstError = "read: gocql: no response received from cassandra within timeout period"
+	}
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// jobGone waits until the controller deleted a finished Job.
+func jobGone(g Gomega, name string) {
+	g.Eventually(func() bool {
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &batchv1.Job{})
+		return apierrors.IsNotFound(err)
+	}).Should(BeTrue(), "Job %s is deleted once its results are in status", name)
+}
+
+// A benchmark loads with one Job, then measures run after run; a run with client errors does
+// not count and is repeated; results come from the pods' termination messages into status.
+func TestBenchmarkRunsJobsAndCollectsResults(t *testing.T) {
+	g := NewWithT(t)
+	b := externalBenchmark("bench-lifecycle")
+	create(t, b)
+
+	load := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "bench-lifecycle-load", Namespace: "default"}}
+	g.Eventually(func() error { return env.Client.Get(context.Background(), client.ObjectKeyFromObject(load), load) }).Should(Succeed())
+	c := load.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Image).To(Equal("secured.dev/k6:test"))
+	g.Expect(c.Env).To(ContainElements(
+		corev1.EnvVar{Name: "YCSB_PHASE", Value: "load"},
+		corev1.EnvVar{Name: "CQL_HOSTS", Value: "cassandra.example:9142"},
+		corev1.EnvVar{Name: "CQL_TLS_CIPHER_SUITE", Value: "TLS_AES_128_GCM_SHA256"},
+		corev1.EnvVar{Name: "CQL_TLS_SERVER_NAME", Value: "cassandra.example"},
+	))
+	g.Expect(load.OwnerReferences).To(HaveLen(1))
+	g.Expect(get(g, b).Status.Phase).To(Equal(v1alpha1.BenchmarkLoading))
+
+	finishJob(t, g, load.Name, 0, summaryJSON(t, "load", 1000, 0))
+	jobGone(g, load.Name)
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(get(g, b).Status.Conditions, ConditionLoaded).Message).To(Equal("1000 records inserted at 100 inserts/s"))
+	}).Should(Succeed())
+
+	// Run 0 had client errors: invalid, and a run 2 replaces it.
+	finishJob(t, g, "bench-lifecycle-run-0", 0, summaryJSON(t, "run", 5000, 3))
+	jobGone(g, "bench-lifecycle-run-0")
+	finishJob(t, g, "bench-lifecycle-run-1", 0, summaryJSON(t, "run", 20000, 0))
+	finishJob(t, g, "bench-lifecycle-run-2", 0, summaryJSON(t, "run", 30000, 0))
+	g.Eventually(func(g Gomega) {
+		st := get(g, b).Status
+		g.Expect(st.Phase).To(Equal(v1alpha1.BenchmarkSucceeded))
+		g.Expect(st.Runs).To(HaveLen(3))
+		g.Expect(st.Runs[0].Phase).To(Equal(v1alpha1.RunInvalid))
+		g.Expect(st.Runs[0].InvalidReason).To(ContainSubstring("3 client errors (first: read: gocql: no response"))
+		g.Expect(st.Runs[1].Phase).To(Equal(v1alpha1.RunSucceeded))
+		g.Expect(st.Runs[1].ThroughputOpsPerSec).To(Equal(int64(2000)))
+		g.Expect(st.Runs[1].NegotiatedCipherSuite).To(Equal("TLS_AES_128_GCM_SHA256"))
+		g.Expect(st.Runs[1].ClientCPUMillis).To(Equal(int64(1500)))
+		g.Expect(st.Runs[1].Latencies).To(Equal([]v1alpha1.LatencySummary{{Operation: "read", Count: 20000, P50Micros: 800, P95Micros: 1500, P99Micros: 3000, MaxMicros: 9000}}))
+		g.Expect(st.MedianThroughputOpsPerSec).To(Equal(int64(2500)))
+		g.Expect(condition(st.Conditions, ConditionComplete).Reason).To(Equal("Succeeded"))
+	}).Should(Succeed())
+	jobGone(g, "bench-lifecycle-run-2")
+}
+
+// A client that refuses the server's suite fails the run and the benchmark with k6's words;
+// it is not repeated, since repeating cannot change the server's choice.
+func TestBenchmarkFailsWhenTheClientRefuses(t *testing.T) {
+	g := NewWithT(t)
+	b := externalBenchmark("bench-refused")
+	b.Spec.SkipLoad = true
+	create(t, b)
+	refusal := "level=error msg=\"connecting to cassandra.example:9142: the server negotiated TLSv1.3 TLS_AES_256_GCM_SHA384, but the benchmark pins TLSv1.3 TLS_AES_128_GCM_SHA256\""
+	finishJob(t, g, "bench-refused-run-0", 107, "k6 starting\n"+refusal)
+	g.Eventually(func(g Gomega) {
+		st := get(g, b).Status
+		g.Expect(st.Phase).To(Equal(v1alpha1.BenchmarkFailed))
+		g.Expect(st.Runs).To(HaveLen(1))
+		g.Expect(st.Runs[0].Phase).To(Equal(v1alpha1.RunFailed))
+		c := condition(st.Conditions, ConditionComplete)
+		g.Expect(c.Reason).To(Equal("RunFailed"))
+		g.Expect(c.Message).To(ContainSubstring("exited with code 107"))
+		g.Expect(c.Message).To(ContainSubstring("but the benchmark pins TLSv1.3 TLS_AES_128_GCM_SHA256"))
+	}).Should(Succeed())
+	g.Consistently(func() error {
+		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "bench-refused-run-" + strconv.Itoa(1)}, &batchv1.Job{})
+	}, 2*time.Second).ShouldNot(Succeed(), "a failed benchmark starts no further run")
 }

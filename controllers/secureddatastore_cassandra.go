@@ -87,7 +87,7 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 	}
 	enc := s.step.Encryption
 	objs, err := certs.Build(certs.Request{
-		Datastore: ds, Labels: cassandra.Labels(ds), DNSNames: cassandra.DNSNames(ds, r.clusterDomain()),
+		Datastore: ds, Labels: cassandra.Labels(ds), DNSNames: cassandra.DNSNames(ds, r.Options.clusterDomain()),
 		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode},
 	})
 	if err != nil {
@@ -214,7 +214,7 @@ func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *
 		secret, trust = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
 	}
 	objs, err := cassandra.Build(cassandra.Cluster{
-		Datastore: ds, Step: s.step, Image: image, ClusterDomain: r.clusterDomain(), OperatorNamespace: r.Options.Namespace,
+		Datastore: ds, Step: s.step, Image: image, ClusterDomain: r.Options.clusterDomain(), OperatorNamespace: r.Options.Namespace,
 		FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
 	}, secret, trust)
 	if err != nil {

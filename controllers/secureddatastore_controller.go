@@ -49,13 +49,18 @@ type Options struct {
 	Namespace string
 	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
 	FeatureLabelPrefix string
+	// K6Image runs the benchmark clients.
+	K6Image string
+	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
+	// spec.prometheus.remoteWriteURL; empty publishes nothing.
+	PrometheusRemoteWriteURL string
 }
 
-func (r *SecuredDatastoreReconciler) clusterDomain() string {
-	if r.Options.ClusterDomain == "" {
+func (o Options) clusterDomain() string {
+	if o.ClusterDomain == "" {
 		return "cluster.local"
 	}
-	return r.Options.ClusterDomain
+	return o.ClusterDomain
 }
 
 // datastoreScope carries what one reconcile pass read and decided.

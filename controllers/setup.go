@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -10,12 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// CacheOptions keep the operator's memory bounded by its own objects: of all pods in the
-// cluster it caches only the datastores'.
+// CacheOptions keep the operator's memory bounded by its own objects: of all pods and Jobs in
+// the cluster it caches only those it manages (datastore nodes, benchmark clients).
 func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "secured-datastore-operator"})},
-	}}
+	own := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "secured-datastore-operator"})}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: own, &batchv1.Job{}: own}}
 }
 
 // Leader election: controller-runtime reads, creates and renews one Lease.
@@ -30,7 +30,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := (&SecuredDatastoreReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	if err := (&DatastoreBenchmarkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr); err != nil {
+	if err := (&DatastoreBenchmarkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&TradeoffStudyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr)

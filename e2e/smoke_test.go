@@ -120,7 +120,7 @@ func TestSmokeImagesArePresent(t *testing.T) {
 	c := newClient(t)
 	want := []string{"secured.dev/manager:", "secured.dev/crypto-labeller:", "secured.dev/cert-manager-controller:",
 		"secured.dev/cert-manager-webhook:", "secured.dev/cert-manager-cainjector:", "secured.dev/jre:",
-		"secured.dev/cassandra:", "secured.dev/prometheus:"}
+		"secured.dev/cassandra:", "secured.dev/prometheus:", "secured.dev/k6:"}
 	eventually(t, time.Minute, "every image on every worker", func() error {
 		var missing []string
 		for _, n := range workers(t, c) {

@@ -2,7 +2,7 @@
 # images.sh: builds the product's container images locally (no registry needed) and, when the
 # Kind cluster runs, loads them into it. Each image is FROM scratch or a base built from Debian
 # packages, tagged with a hash of its inputs, built once and saved in bin/images/. Prints
-# "name=image" lines. Later issues add Cassandra, HBase, the KDC, k6 and VPN images here.
+# "name=image" lines. Later issues add HBase, the KDC and VPN images here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/hack/versions.sh"
@@ -10,10 +10,11 @@ log() { echo "images: $*" >&2; }
 export DOCKER_BUILDKIT=0
 "$root/hack/docker-up.sh"
 
-# go_image NAME PACKAGE: a static Go binary of this module on scratch, running as a non-root user.
+# go_image NAME PACKAGE [DIR...]: a static Go binary of this module on scratch, running as a
+# non-root user, with the repository's DIRs copied to the same paths under /.
 go_image() {
-  local name=$1 pkg=$2 version
-  version=$( (cd "$root" && git ls-files --cached --others --exclude-standard go.mod go.sum api internal cmd controllers | xargs sha256sum | sha256sum) | cut -c1-12)
+  local name=$1 pkg=$2 version; shift 2
+  version=$( (cd "$root" && git ls-files --cached --others --exclude-standard go.mod go.sum api internal cmd controllers "$@" | xargs sha256sum | sha256sum) | cut -c1-12)
   local tag="secured.dev/$name:$version"
   local tar="$root/bin/images/${tag//[\/:]/_}.tar"
   if [[ ! -f $tar ]]; then
@@ -22,7 +23,12 @@ go_image() {
     bin=$("$root/hack/build-go-binary.sh" "$name" "$root" "$pkg" "$version")
     ctx=$(mktemp -d)
     cp "$bin" "$ctx/$name"
-    printf 'FROM scratch\nCOPY %s /%s\nUSER 65532:65532\nENTRYPOINT ["/%s"]\n' "$name" "$name" "$name" >"$ctx/Dockerfile"
+    printf 'FROM scratch\nCOPY %s /%s\n' "$name" "$name" >"$ctx/Dockerfile"
+    for dir in "$@"; do
+      mkdir -p "$ctx/$dir" && cp -r "$root/$dir/." "$ctx/$dir/"
+      printf 'COPY %s /%s\n' "$dir" "$dir" >>"$ctx/Dockerfile"
+    done
+    printf 'USER 65532:65532\nENTRYPOINT ["/%s"]\n' "$name" >>"$ctx/Dockerfile"
     docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
     rm -rf "$ctx"
     mkdir -p "$(dirname "$tar")"
@@ -93,6 +99,7 @@ images=(
   "$(go_image manager ./cmd/manager)"
   "$(go_image crypto-labeller ./cmd/crypto-labeller)"
   "$(go_image cql-client ./cmd/cql-client)"
+  "$(go_image k6 ./cmd/k6 bench/k6)"
   "$jre"
   "$(cassandra_image "$jre_tag")"
   "$(debian_image prometheus /usr/bin/prometheus prometheus)"

@@ -6,15 +6,19 @@
 //   YCSB_RECORD_COUNT     records; 1000          YCSB_FIELD_COUNT / YCSB_FIELD_LENGTH  10 / 100
 //   YCSB_REQUEST_DISTRIBUTION  uniform, zipfian, latest or hotspot; the preset's
 //   YCSB_PROPORTIONS      e.g. read=0.9,update=0.1; the preset's
-//   YCSB_INSERT_START / YCSB_INSERT_COUNT  this client's share of the load phase; all records
+//   YCSB_INSERT_START / YCSB_INSERT_COUNT  this client's share of the load phase; all records,
+//                         or its slice of them with YCSB_CLIENTS and JOB_COMPLETION_INDEX
 //   YCSB_VUS              concurrent virtual users; 32
 //   YCSB_RATE             operations per second (open loop); unset runs closed loop
+//   YCSB_OPS_PER_ITERATION  closed loop: operations per k6 iteration, each measured on its
+//                         own; more spends less client CPU on k6 itself; 100 (always 1 open loop)
 //   YCSB_WARMUP           run phase warm-up, discarded; 0s
 //   YCSB_DURATION         measured run; 60s      YCSB_OPERATION_COUNT  stop after N instead
 //   YCSB_PROFILE          label for the metrics, e.g. the encryption profile's name
 //   YCSB_SUMMARY_FILE     also write the JSON summary here (the operator uses /dev/termination-log)
 //   CQL_HOSTS             host[:port],...; 127.0.0.1     CQL_KEYSPACE  ycsb
 //   CQL_CONSISTENCY       ONE                             CQL_REPLICATION_FACTOR  1 (load)
+//   CQL_CONNECTIONS_PER_HOST  connections per node, each multiplexing requests; 2
 //   CQL_TLS_PROTOCOL / CQL_TLS_CIPHER_SUITE   pin TLS to exactly this protocol and suite
 //   CQL_TLS_CA_FILE / CQL_TLS_SERVER_NAME     trust and name to verify
 //
@@ -44,9 +48,16 @@ if (phase !== 'load' && phase !== 'run') throw new Error(`YCSB_PHASE=${phase}: u
 const vus = num('YCSB_VUS', 32);
 const rate = num('YCSB_RATE', 0);
 const recordCount = num('YCSB_RECORD_COUNT', 1000);
-const insertStart = num('YCSB_INSERT_START', 0);
-const insertCount = num('YCSB_INSERT_COUNT', recordCount - insertStart);
+// Several client pods share the load phase: pod i of YCSB_CLIENTS (an Indexed Job gives i as
+// JOB_COMPLETION_INDEX) inserts its contiguous slice of the key numbers, as YCSB's
+// insertstart/insertcount split does across machines.
+const clients = Math.max(num('YCSB_CLIENTS', 1), 1);
+const share = Math.ceil(recordCount / clients);
+const insertStart = num('YCSB_INSERT_START', Math.min(num('JOB_COMPLETION_INDEX', 0) * share, recordCount));
+const insertCount = num('YCSB_INSERT_COUNT', Math.min(share, recordCount - insertStart));
 const operationCount = num('YCSB_OPERATION_COUNT', 0);
+// An operation count must come out exact, and an arrival rate is a rate of operations.
+const opsPerIteration = rate > 0 || operationCount > 0 ? 1 : Math.max(num('YCSB_OPS_PER_ITERATION', 100), 1);
 const warmup = env.YCSB_WARMUP || '0s';
 const duration = env.YCSB_DURATION || '60s';
 
@@ -66,6 +77,7 @@ const db = cql({
   hosts: (env.CQL_HOSTS || '127.0.0.1').split(','),
   keyspace: env.CQL_KEYSPACE || 'ycsb',
   consistency: env.CQL_CONSISTENCY || 'ONE',
+  connectionsPerHost: num('CQL_CONNECTIONS_PER_HOST', 0),
   profile: env.YCSB_PROFILE || (env.CQL_TLS_PROTOCOL ? 'tls' : 'plaintext'),
   tls: env.CQL_TLS_PROTOCOL
     ? {
@@ -79,7 +91,9 @@ const db = cql({
 
 // The measured scenario, or the warm-up: the same load for a fixed time before it.
 function runScenario(length, startTime) {
-  const common = { exec: 'run', gracefulStop: '5s', startTime };
+  // No grace: the scenario's end interrupts the operation in flight, which is not counted, so
+  // the measured window is exactly the duration however many operations an iteration runs.
+  const common = { exec: 'run', gracefulStop: '0s', startTime };
   if (rate > 0) {
     return { ...common, executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: length, preAllocatedVUs: vus, maxVUs: vus };
   }
@@ -118,7 +132,7 @@ export function load() {
 }
 
 export function run() {
-  wl.run(db);
+  wl.run(db, opsPerIteration);
 }
 
 export function handleSummary(data) {

@@ -30,11 +30,7 @@ func tlsOptionalNode(t testing.TB, address string, jmxPort int) (*dataplane.Cass
 }
 
 func pinned(env map[string]string, caFile, address, suite string) map[string]string {
-	out := map[string]string{"CQL_TLS_PROTOCOL": "TLSv1.3", "CQL_TLS_CIPHER_SUITE": suite, "CQL_TLS_CA_FILE": caFile, "CQL_TLS_SERVER_NAME": address}
-	for k, v := range env {
-		out[k] = v
-	}
-	return out
+	return merge(env, map[string]string{"CQL_TLS_PROTOCOL": "TLSv1.3", "CQL_TLS_CIPHER_SUITE": suite, "CQL_TLS_CA_FILE": caFile, "CQL_TLS_SERVER_NAME": address})
 }
 
 // The extension loads YCSB's table and runs the core workloads against a real Cassandra, over
@@ -44,15 +40,7 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 	const address = "127.0.0.61"
 	node, caFile := tlsOptionalNode(t, address, 7261)
 	base := map[string]string{"CQL_HOSTS": node.NativeAddress(), "YCSB_RECORD_COUNT": "2000", "YCSB_VUS": "8"}
-	with := func(extra map[string]string) map[string]string {
-		out := map[string]string{}
-		for _, m := range []map[string]string{base, extra} {
-			for k, v := range m {
-				out[k] = v
-			}
-		}
-		return out
-	}
+	with := func(extra map[string]string) map[string]string { return merge(base, extra) }
 
 	load, out, err := runK6(t, with(map[string]string{"YCSB_PHASE": "load"}))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/metrics"
 
+	"secured.dev/operator/internal/cqlbench"
 	"secured.dev/operator/internal/ycsb"
 )
 
@@ -163,9 +164,21 @@ func (wl *Workload) Load(db *DB) bool {
 	return true
 }
 
-// Run performs one operation of the run phase, chosen in the workload's proportions.
-func (wl *Workload) Run(db *DB) {
+// Run performs ops operations of the run phase (one when ops is omitted), each chosen in the
+// workload's proportions and measured on its own. Several per call amortise k6's cost of an
+// iteration in closed-loop runs; open-loop runs need one per iteration, so the arrival rate
+// stays the operation rate.
+func (wl *Workload) Run(db *DB, ops int) {
 	c := db.client(wl)
+	for range max(ops, 1) {
+		if wl.m.vu.Context().Err() != nil {
+			return
+		}
+		wl.runOne(db, c)
+	}
+}
+
+func (wl *Workload) runOne(db *DB, c *cqlbench.Client) {
 	w, r := &wl.shared.w, wl.rand
 	switch op := wl.chooser.Operation(r); op {
 	case ycsb.Read:

@@ -1,10 +1,6 @@
 package cassandra
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,27 +9,9 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	goldenfile "secured.dev/operator/internal/golden"
 	"secured.dev/operator/internal/samples"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/render/cassandra -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed; rerun with -update if intended and review the diff.\ngot:\n%s", name, got)
-	}
-}
 
 var topology = Topology{ClusterName: "orders", Datacenter: "dc1", Seeds: []string{
 	"orders-0.orders-seeds.default.svc.cluster.local", "orders-1.orders-seeds.default.svc.cluster.local",
@@ -59,8 +37,8 @@ func TestShippedProfilesRender(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		golden(t, p.Name+".cassandra.yaml", cfg)
-		golden(t, p.Name+".jvm-server.options", JVMOptions(JVM{HeapMiB: 1024, EmulateNoAcceleration: p.Name == "tls13-aes128-gcm"}, res.Effective))
+		goldenfile.Check(t, p.Name+".cassandra.yaml", cfg)
+		goldenfile.Check(t, p.Name+".jvm-server.options", JVMOptions(JVM{HeapMiB: 1024, EmulateNoAcceleration: p.Name == "tls13-aes128-gcm"}, res.Effective))
 		rendered++
 	}
 	if rendered < 8 {

@@ -16,6 +16,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	goldenfile "secured.dev/operator/internal/golden"
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/samples"
 )
@@ -80,7 +81,7 @@ func TestSampleDatastoreObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, ds.Name+".objects.yaml", toYAML(t, append(certObjs, objs.All()...)))
+		goldenfile.Check(t, ds.Name+".objects.yaml", toYAML(t, append(certObjs, objs.All()...)))
 	}
 }
 

@@ -1,0 +1,254 @@
+package benchmark
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// Phases of a benchmark's Jobs.
+const (
+	PhaseLoad = "load"
+	PhaseRun  = "run"
+)
+
+// Defaults of a benchmark.
+const (
+	DefaultRecordCount  = 100_000
+	DefaultVirtualUsers = 32
+	DefaultRepetitions  = 3
+	DefaultDuration     = 60 * time.Second
+	DefaultWarmUp       = 30 * time.Second
+)
+
+// Labels on the Jobs and their pods; the controller finds a run's pods by them.
+const (
+	LabelBenchmark = "datastore.secured.dev/benchmark"
+	LabelPhase     = "datastore.secured.dev/benchmark-phase"
+	LabelRun       = "datastore.secured.dev/benchmark-run"
+)
+
+// ContainerName of the client in the Job's pods; its termination message is the summary.
+const ContainerName = "k6"
+
+const (
+	script  = "/bench/k6/ycsb.js"
+	caMount = "/etc/secured/ca"
+)
+
+// Job is what one Job is built from.
+type Job struct {
+	Benchmark *v1alpha1.DatastoreBenchmark
+	Target    Target
+	// Phase: PhaseLoad or PhaseRun; Run is the run's index for PhaseRun.
+	Phase string
+	Run   int32
+	// Image of the k6 client.
+	Image string
+	// RemoteWriteURL of Prometheus; empty publishes nothing.
+	RemoteWriteURL string
+}
+
+// Name of a benchmark's Job.
+func Name(b *v1alpha1.DatastoreBenchmark, phase string, run int32) string {
+	if phase == PhaseLoad {
+		return b.Name + "-load"
+	}
+	return fmt.Sprintf("%s-run-%d", b.Name, run)
+}
+
+// PodLabels select the pods of one Job.
+func PodLabels(b *v1alpha1.DatastoreBenchmark, phase string, run int32) map[string]string {
+	l := map[string]string{
+		"app.kubernetes.io/name":       "k6-ycsb",
+		"app.kubernetes.io/instance":   b.Name,
+		"app.kubernetes.io/managed-by": "secured-datastore-operator",
+		"app.kubernetes.io/component":  "benchmark",
+		LabelBenchmark:                 b.Name,
+		LabelPhase:                     phase,
+	}
+	if phase == PhaseRun {
+		l[LabelRun] = strconv.Itoa(int(run))
+	}
+	return l
+}
+
+// ClientPods is the number of client pods with its default.
+func ClientPods(b *v1alpha1.DatastoreBenchmark) int32 {
+	return ptr.Deref(b.Spec.Load.ClientPods, 1)
+}
+
+// Repetitions with its default.
+func Repetitions(b *v1alpha1.DatastoreBenchmark) int32 {
+	return ptr.Deref(b.Spec.Repetitions, DefaultRepetitions)
+}
+
+// Build renders the Job: an Indexed Job of ClientPods pods that fail once and are not
+// retried (a run that lost a client is repeated by the controller, not patched up by the Job).
+func Build(j Job) *batchv1.Job {
+	b := j.Benchmark
+	pods := ClientPods(b)
+	labels := PodLabels(b, j.Phase, j.Run)
+	spec := corev1.PodSpec{
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		AutomountServiceAccountToken:  ptr.To(false),
+		EnableServiceLinks:            ptr.To(false),
+		TerminationGracePeriodSeconds: ptr.To[int64](10),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To[int64](65532),
+			RunAsGroup:     ptr.To[int64](65532),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name:  ContainerName,
+			Image: j.Image,
+			Args:  args(j),
+			Env:   env(j),
+			// The summary goes to the termination message; if k6 fails before writing it (a
+			// refused TLS pin), the end of its log says why.
+			TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+			},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false),
+				ReadOnlyRootFilesystem:   ptr.To(true),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
+		}},
+	}
+	if t := j.Target.TLS; t != nil && (t.CA.ConfigMap != "" || t.CA.Secret != "") {
+		vol := corev1.Volume{Name: "ca"}
+		if t.CA.ConfigMap != "" {
+			vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: t.CA.ConfigMap},
+				Items: []corev1.KeyToPath{{Key: t.CA.Key, Path: "ca.crt"}}}
+		} else {
+			vol.Secret = &corev1.SecretVolumeSource{SecretName: t.CA.Secret, Items: []corev1.KeyToPath{{Key: t.CA.Key, Path: "ca.crt"}}}
+		}
+		spec.Volumes = []corev1.Volume{vol}
+		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ca", MountPath: caMount, ReadOnly: true}}
+	}
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: Name(b, j.Phase, j.Run), Namespace: b.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Completions:    ptr.To(pods),
+			Parallelism:    ptr.To(pods),
+			BackoffLimit:   ptr.To[int32](0),
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
+	}
+	if j.Phase == PhaseRun {
+		// A hung client must not hold the benchmark forever: the run's own length and ten minutes.
+		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((warmUp(b) + duration(b) + 10*time.Minute).Seconds()))
+	}
+	return job
+}
+
+func args(j Job) []string {
+	a := []string{"run", "--no-usage-report", "--no-color", "--quiet"}
+	if j.RemoteWriteURL != "" {
+		a = append(a, "--out", "experimental-prometheus-rw")
+		tags := []string{"benchmark=" + j.Benchmark.Name, "namespace=" + j.Benchmark.Namespace, "phase=" + j.Phase}
+		if j.Target.Datastore != "" {
+			tags = append(tags, "datastore="+j.Target.Datastore)
+		}
+		if j.Phase == PhaseRun {
+			tags = append(tags, "run="+strconv.Itoa(int(j.Run)))
+		}
+		for _, t := range tags {
+			a = append(a, "--tag", t)
+		}
+	}
+	return append(a, script)
+}
+
+func env(j Job) []corev1.EnvVar {
+	b, w := j.Benchmark, j.Benchmark.Spec.Workload
+	pods := int64(ClientPods(b))
+	vars := [][2]string{
+		{"YCSB_PHASE", j.Phase},
+		{"YCSB_WORKLOAD", string(w.Preset)},
+		{"YCSB_RECORD_COUNT", strconv.FormatInt(ptr.Deref(w.RecordCount, DefaultRecordCount), 10)},
+		{"YCSB_VUS", strconv.Itoa(int(ptr.Deref(b.Spec.Load.VirtualUsers, DefaultVirtualUsers)))},
+		{"YCSB_CLIENTS", strconv.FormatInt(pods, 10)},
+		{"YCSB_PROFILE", j.Target.Profile},
+		{"YCSB_SUMMARY_FILE", corev1.TerminationMessagePathDefault},
+		{"CQL_HOSTS", strings.Join(j.Target.Hosts, ",")},
+	}
+	if w.Preset == "" {
+		vars[1][1] = "A" // the proportions below replace its mix
+	}
+	add := func(k, v string) { vars = append(vars, [2]string{k, v}) }
+	if w.FieldCount != nil {
+		add("YCSB_FIELD_COUNT", strconv.Itoa(int(*w.FieldCount)))
+	}
+	if w.FieldLength != nil {
+		add("YCSB_FIELD_LENGTH", strconv.Itoa(int(*w.FieldLength)))
+	}
+	if w.RequestDistribution != "" {
+		add("YCSB_REQUEST_DISTRIBUTION", string(w.RequestDistribution))
+	}
+	if p := w.Proportions; p != nil {
+		add("YCSB_PROPORTIONS", fmt.Sprintf("read=%g,update=%g,insert=%g,scan=%g,readModifyWrite=%g",
+			float64(p.Read)/100, float64(p.Update)/100, float64(p.Insert)/100, float64(p.Scan)/100, float64(p.ReadModifyWrite)/100))
+	}
+	if j.Phase == PhaseLoad {
+		add("CQL_REPLICATION_FACTOR", strconv.Itoa(int(max(j.Target.ReplicationFactor, 1))))
+	} else {
+		add("YCSB_WARMUP", warmUp(b).String())
+		if w.OperationCount != nil {
+			add("YCSB_OPERATION_COUNT", strconv.FormatInt(max(*w.OperationCount/pods, 1), 10))
+		} else {
+			add("YCSB_DURATION", duration(b).String())
+		}
+		if b.Spec.Load.Mode == v1alpha1.LoadFixedRate && b.Spec.Load.Rate != nil {
+			add("YCSB_RATE", strconv.FormatInt(max(*b.Spec.Load.Rate/pods, 1), 10))
+		}
+	}
+	if t := j.Target.TLS; t != nil {
+		add("CQL_TLS_PROTOCOL", t.Protocol)
+		add("CQL_TLS_CIPHER_SUITE", t.CipherSuite)
+		add("CQL_TLS_SERVER_NAME", t.ServerName)
+		if t.CA.ConfigMap != "" || t.CA.Secret != "" {
+			add("CQL_TLS_CA_FILE", caMount+"/ca.crt")
+		}
+	}
+	if j.RemoteWriteURL != "" {
+		add("K6_PROMETHEUS_RW_SERVER_URL", j.RemoteWriteURL)
+		add("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "true")
+		add("K6_PROMETHEUS_RW_PUSH_INTERVAL", "5s")
+	}
+	out := make([]corev1.EnvVar, len(vars))
+	for i, v := range vars {
+		out[i] = corev1.EnvVar{Name: v[0], Value: v[1]}
+	}
+	return out
+}
+
+func warmUp(b *v1alpha1.DatastoreBenchmark) time.Duration {
+	if b.Spec.WarmUp != nil {
+		return b.Spec.WarmUp.Duration
+	}
+	return DefaultWarmUp
+}
+
+func duration(b *v1alpha1.DatastoreBenchmark) time.Duration {
+	if d := b.Spec.Workload.Duration; d != nil {
+		return d.Duration
+	}
+	return DefaultDuration
+}

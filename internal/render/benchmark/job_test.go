@@ -1,0 +1,91 @@
+package benchmark
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/golden"
+)
+
+func tlsDatastore() *v1alpha1.SecuredDatastore {
+	return &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"},
+		Spec:       v1alpha1.SecuredDatastoreSpec{Engine: v1alpha1.EngineCassandra},
+		Status: v1alpha1.SecuredDatastoreStatus{Encryption: &v1alpha1.EncryptionStatus{
+			Profile: "tls13-aes128-gcm",
+			Effective: &v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{
+				Mode:         v1alpha1.ChannelRequired,
+				Protocols:    []v1alpha1.TLSProtocol{"TLSv1.2", "TLSv1.3"},
+				CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"},
+			}},
+		}},
+	}
+}
+
+// A datastore target pins the highest protocol and its first suite, trusts the datastore's
+// bundle and names the client Service; the Jobs render to golden files.
+func TestJobsForADatastore(t *testing.T) {
+	target, err := DatastoreTarget(tlsDatastore(), "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.TLS == nil || target.TLS.Protocol != "TLSv1.3" || target.TLS.CipherSuite != "TLS_AES_128_GCM_SHA256" ||
+		target.TLS.ServerName != "orders.shop.svc.cluster.local" || target.ReplicationFactor != 3 {
+		t.Fatalf("target %+v %+v", target, target.TLS)
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-a", Namespace: "shop"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "orders"}},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](50_000)},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](3000), ClientPods: ptr.To[int32](2)},
+			WarmUp:   &metav1.Duration{Duration: 10 * time.Second},
+		},
+	}
+	var out bytes.Buffer
+	for _, j := range []Job{
+		{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/k6:test"},
+		{Benchmark: b, Target: target, Phase: PhaseRun, Run: 1, Image: "secured.dev/k6:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
+	} {
+		y, err := yaml.Marshal(Build(j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("---\n")
+		out.Write(y)
+	}
+	golden.Check(t, "datastore-jobs.yaml", out.Bytes())
+	if !strings.Contains(out.String(), "name: YCSB_RATE\n          value: \"1500\"") {
+		t.Error("a fixed rate of 3000/s over two client pods must give each 1500/s")
+	}
+}
+
+// Targets that cannot be measured are refused with the reason.
+func TestTargetsRefused(t *testing.T) {
+	ds := tlsDatastore()
+	ds.Status.Encryption.Effective.ClientToNode.CipherSuites = []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}
+	ds.Status.Encryption.Effective.ClientToNode.Protocols = []v1alpha1.TLSProtocol{"TLSv1.3"}
+	if _, err := DatastoreTarget(ds, "cluster.local"); err == nil || !strings.Contains(err.Error(), "no cipher suite") {
+		t.Errorf("a TLS 1.2 suite with only TLS 1.3: %v", err)
+	}
+	ds.Status.Encryption = nil
+	if _, err := DatastoreTarget(ds, "cluster.local"); err == nil || !strings.Contains(err.Error(), "not resolved") {
+		t.Errorf("no resolved profile yet: %v", err)
+	}
+	ds.Spec.Engine = v1alpha1.EngineHBase
+	if _, err := DatastoreTarget(ds, "cluster.local"); err == nil || !strings.Contains(err.Error(), "HBase") {
+		t.Errorf("HBase: %v", err)
+	}
+	ext, err := ExternalTarget(&v1alpha1.ExternalTarget{Engine: v1alpha1.EngineCassandra, Endpoints: []string{"cassandra.eu-west-1.amazonaws.com:9142"},
+		TLS: &v1alpha1.ClientTLS{Protocol: "TLSv1.2", CipherSuite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}})
+	if err != nil || ext.TLS.ServerName != "cassandra.eu-west-1.amazonaws.com" || ext.TLS.CA.Secret != "" {
+		t.Errorf("external target %+v: %v", ext.TLS, err)
+	}
+}

@@ -1,0 +1,118 @@
+// Package benchmark builds the Jobs of a DatastoreBenchmark: the k6 YCSB client (the product's
+// k6 binary and bench/k6/ycsb.js in the k6 image) configured for the target, one Job for the
+// load phase and one per measured run. Spec in, objects out.
+package benchmark
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/certs"
+)
+
+// Target is what the client connects to, resolved from a SecuredDatastore or spec.external.
+type Target struct {
+	// Datastore names the SecuredDatastore measured; empty for an external target.
+	Datastore string
+	Engine    v1alpha1.Engine
+	// Hosts are host:port contact points.
+	Hosts []string
+	// Profile labels the results (the datastore's profile; "external" otherwise).
+	Profile string
+	// TLS pins the session; nil is plaintext.
+	TLS *TLS
+	// ReplicationFactor of the YCSB keyspace the load phase creates.
+	ReplicationFactor int32
+}
+
+// TLS is the pinned session and where its trust comes from.
+type TLS struct {
+	Protocol, CipherSuite, ServerName string
+	// CA: a ConfigMap or Secret key with the PEM bundle.
+	CA CASource
+}
+
+// CASource is one key of a ConfigMap or a Secret.
+type CASource struct {
+	ConfigMap, Secret, Key string
+}
+
+// DatastoreTarget measures a managed datastore as an application in the cluster would reach
+// it: through its client Service, verifying the certificate against the datastore's trust
+// bundle, pinned to the highest protocol of its client channel and the first suite the
+// profile lists for it.
+func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Target, error) {
+	if ds.Spec.Engine != v1alpha1.EngineCassandra {
+		return Target{}, fmt.Errorf("SecuredDatastore %s is engine %s; benchmarks run against Cassandra datastores (the HBase driver comes with HBase support)", ds.Name, ds.Spec.Engine)
+	}
+	enc := ds.Status.Encryption
+	if enc == nil || enc.Effective == nil {
+		return Target{}, fmt.Errorf("SecuredDatastore %s has not resolved its encryption profile yet", ds.Name)
+	}
+	n := cassandra.NamesOf(ds)
+	svc := fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace)
+	t := Target{
+		Datastore:         ds.Name,
+		Engine:            ds.Spec.Engine,
+		Hosts:             []string{net.JoinHostPort(svc, strconv.Itoa(cassandra.NativePort))},
+		Profile:           enc.Profile,
+		ReplicationFactor: min(cassandra.Nodes(ds), 3),
+	}
+	if t.Profile == "" {
+		t.Profile = "inline"
+	}
+	ch := enc.Effective.ClientToNode
+	if ch.Mode == v1alpha1.ChannelDisabled {
+		return t, nil
+	}
+	protocol, suite, err := pinFor(ch)
+	if err != nil {
+		return Target{}, fmt.Errorf("SecuredDatastore %s clientToNode: %w", ds.Name, err)
+	}
+	t.TLS = &TLS{Protocol: protocol, CipherSuite: suite, ServerName: svc + "." + clusterDomain,
+		CA: CASource{ConfigMap: certs.TrustConfigMap(ds), Key: "ca.crt"}}
+	return t, nil
+}
+
+// pinFor picks the highest protocol the channel accepts and its first suite for it.
+func pinFor(ch v1alpha1.EffectiveChannel) (string, string, error) {
+	best := uint16(0)
+	for _, p := range ch.Protocols {
+		if v, ok := crypto.ProtocolVersion(string(p)); ok && v > best {
+			best = v
+		}
+	}
+	for _, name := range ch.CipherSuites {
+		if s, ok := crypto.Lookup(name); ok && s.SupportsVersion(best) {
+			return crypto.ProtocolName(best), name, nil
+		}
+	}
+	return "", "", fmt.Errorf("no cipher suite of [%s] works with %s", strings.Join(ch.CipherSuites, ", "), crypto.ProtocolName(best))
+}
+
+// ExternalTarget measures endpoints the operator does not manage.
+func ExternalTarget(e *v1alpha1.ExternalTarget) (Target, error) {
+	if e.Engine != v1alpha1.EngineCassandra {
+		return Target{}, fmt.Errorf("spec.target.external.engine %s: external benchmarks speak CQL; use Cassandra", e.Engine)
+	}
+	t := Target{Engine: e.Engine, Hosts: e.Endpoints, Profile: "external", ReplicationFactor: 1}
+	if e.TLS != nil {
+		t.TLS = &TLS{Protocol: string(e.TLS.Protocol), CipherSuite: string(e.TLS.CipherSuite), ServerName: e.TLS.ServerName}
+		if ref := e.TLS.CASecretRef; ref != nil {
+			t.TLS.CA = CASource{Secret: ref.Name, Key: ref.Key}
+		}
+		if t.TLS.ServerName == "" {
+			host, _, err := net.SplitHostPort(e.Endpoints[0])
+			if err != nil {
+				host = e.Endpoints[0]
+			}
+			t.TLS.ServerName = host
+		}
+	}
+	return t, nil
+}
