@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -27,9 +28,11 @@ import (
 // summaries from its pods' termination messages into status, repeats invalid runs, and
 // deletes each Job once its results are in status.
 type DatastoreBenchmarkReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Options  Options
+	Client client.Client
+	// APIReader reads around the cache, before creating a Job.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Options   Options
 }
 
 // Condition types of a benchmark besides Ready.
@@ -50,7 +53,7 @@ type benchmarkScope struct {
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks/status,verbs=get;patch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -61,6 +64,9 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 	before := b.DeepCopy()
 	s := &benchmarkScope{b: b}
 	err := r.phases(ctx, s)
+	if errors.Is(err, errStale) {
+		return ctrl.Result{RequeueAfter: s.requeue}, nil // nothing decided from stale data is written
+	}
 	b.Status.ObservedGeneration = b.Generation
 	if _, werr := patchStatus(ctx, r.Client, before, b, func(b *v1alpha1.DatastoreBenchmark) any { return b.Status }); werr != nil {
 		return requeueOnConflict(werr)

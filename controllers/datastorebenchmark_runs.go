@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +25,9 @@ import (
 func started(b *v1alpha1.DatastoreBenchmark) bool {
 	return len(b.Status.Runs) > 0 || meta.FindStatusCondition(b.Status.Conditions, ConditionLoaded) != nil
 }
+
+// errStale stops a pass that read an outdated benchmark; the next one reads it again.
+var errStale = errors.New("the cached benchmark is older than the API server's")
 
 // jobOutcome is a finished Job's merged result, or why it has none.
 type jobOutcome struct {
@@ -164,6 +169,17 @@ func (r *DatastoreBenchmarkReconciler) observe(ctx context.Context, s *benchmark
 	var job batchv1.Job
 	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &job); {
 	case apierrors.IsNotFound(err):
+		// A benchmark read from a cache that has not seen our last status write would start
+		// again a Job whose results are already collected (and the Job deleted): create only
+		// from the API server's current version.
+		var live v1alpha1.DatastoreBenchmark
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.b), &live); err != nil {
+			return jobOutcome{}, err
+		}
+		if live.ResourceVersion != s.b.ResourceVersion {
+			s.requeue = time.Second
+			return jobOutcome{}, errStale
+		}
 		_, err := applyOwned(ctx, r.Client, s.b, want)
 		return jobOutcome{}, err
 	case err != nil:
@@ -259,4 +275,3 @@ func median(v []int64) int64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-

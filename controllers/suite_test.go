@@ -28,7 +28,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	// The controllers run with the generated RBAC, not as envtest's administrator.
+	cfg, err := env.OperatorConfig(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err == nil {
 		err = SetupWithManager(ctx, mgr, testOptions)
 	}

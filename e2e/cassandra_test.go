@@ -59,8 +59,9 @@ func applyProfile(t *testing.T, c client.Client, name string) {
 }
 
 // A 3-node TLS 1.3 SecuredDatastore on the Kind cluster, in a namespace that enforces the
-// restricted Pod Security Standard: it becomes Ready, the operator verifies the wire, and an
-// application pod writes and reads over TLS through the client Service.
+// restricted Pod Security Standard: it becomes Ready, the operator verifies the wire, an
+// application pod writes and reads over TLS through the client Service, and a benchmark
+// measures it over its TLS suite.
 func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
@@ -161,4 +162,6 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 		}
 		return nil
 	})
+
+	benchmarkDatastore(t, c, ds, "TLS_AES_128_GCM_SHA256")
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what every e2e run expects in the Kind cluster: the node crypto-feature labeller (no
-# Node Feature Discovery here), a default StorageClass that non-root pods can write, and
-# cert-manager. Idempotent.
+# Node Feature Discovery here), a default StorageClass that non-root pods can write,
+# cert-manager and a Prometheus that receives remote writes. Idempotent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/hack/versions.sh"
@@ -62,3 +62,9 @@ sed 's/^version: .*/version: v1.11.5/; s/^appVersion: .*/appVersion: v1.11.5/' \
 for d in cert-manager cert-manager-webhook cert-manager-cainjector; do
   "$kubectl" -n cert-manager rollout status "deployment/$d" --timeout=180s >&2
 done
+
+# Prometheus, receiving the benchmark clients' remote writes.
+log "prometheus ${image[prometheus]%% *}"
+sed "s|IMAGE|${image[prometheus]%% *}|" "$root/hack/kind/prometheus.yaml" |
+  "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
+"$kubectl" -n monitoring rollout status deployment/prometheus --timeout=120s >&2

@@ -1,0 +1,116 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// benchmarkDatastore runs a short workload-A DatastoreBenchmark against a Ready Cassandra
+// datastore: the operator's k6 Jobs load and measure it over the datastore's TLS suite, the
+// results land in status, and the clients' samples are in Prometheus as native histograms.
+func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, suite string) {
+	t.Helper()
+	ctx := context.Background()
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-a", Namespace: ds.Namespace},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: ds.Name}},
+			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](5000), Duration: &metav1.Duration{Duration: 20 * time.Second}},
+			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](16)},
+			Repetitions: ptr.To[int32](2),
+			WarmUp:      &metav1.Duration{Duration: 5 * time.Second},
+		},
+	}
+	if err := c.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	start, last := time.Now(), ""
+	eventually(t, 8*time.Minute, "the benchmark succeeds", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s, %d runs", b.Status.Phase, len(b.Status.Runs))
+		if line != last {
+			t.Logf("%6s benchmark %s", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkSucceeded:
+			return nil
+		case v1alpha1.BenchmarkFailed:
+			t.Fatalf("benchmark failed: %+v", meta.FindStatusCondition(b.Status.Conditions, "Complete"))
+		}
+		return fmt.Errorf("phase %s", b.Status.Phase)
+	})
+	for _, r := range b.Status.Runs {
+		t.Logf("run %d %s: %d ops/s, %s %s, client CPU %d ms, latencies %+v %s", r.Index, r.Phase, r.ThroughputOpsPerSec,
+			r.NegotiatedProtocol, r.NegotiatedCipherSuite, r.ClientCPUMillis, r.Latencies, r.InvalidReason)
+		if r.Phase == v1alpha1.RunSucceeded && (r.NegotiatedCipherSuite != suite || r.ThroughputOpsPerSec <= 0 || len(r.Latencies) != 2) {
+			t.Errorf("run %d: %s at %d ops/s with %d operation types; want %s, reads and updates", r.Index, r.NegotiatedCipherSuite, r.ThroughputOpsPerSec, len(r.Latencies), suite)
+		}
+	}
+	if b.Status.MedianThroughputOpsPerSec <= 0 {
+		t.Errorf("median throughput %d", b.Status.MedianThroughputOpsPerSec)
+	}
+
+	// Percentiles from the native histograms the clients remote-wrote, per operation.
+	q := fmt.Sprintf(`histogram_quantile(0.99, sum by (op, suite) (rate(k6_ycsb_operation_duration_seconds{benchmark=%q,namespace=%q,scenario="run"}[10m])))`, b.Name, b.Namespace)
+	eventually(t, time.Minute, "p99 per operation in Prometheus", func() error {
+		res, err := promQuery(ctx, q)
+		if err != nil {
+			return err
+		}
+		if len(res) != 2 {
+			return fmt.Errorf("%d series for %s: %v", len(res), q, res)
+		}
+		for _, r := range res {
+			if r.Metric["suite"] != suite {
+				return fmt.Errorf("series %v: want suite %s", r.Metric, suite)
+			}
+			t.Logf("Prometheus: p99 %s = %s s", r.Metric["op"], r.Value[1])
+		}
+		return nil
+	})
+}
+
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// promQuery asks the Kind cluster's Prometheus through the API server's service proxy.
+func promQuery(ctx context.Context, query string) ([]promSample, error) {
+	cs, err := kubernetes.NewForConfig(ctrl.GetConfigOrDie())
+	if err != nil {
+		return nil, err
+	}
+	raw, err := cs.CoreV1().Services("monitoring").ProxyGet("http", "prometheus", "9090", "/api/v1/query", map[string]string{"query": query}).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w (%s)", url.QueryEscape(query), err, raw)
+	}
+	var resp struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []promSample `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, err
+	}
+	return resp.Data.Result, nil
+}
