@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh Debian machine: make and git (build), openssl and
-# a Java runtime (the cipher-suite catalogue is checked against the real OpenSSL and JDK),
-# Maven (the data-plane tests run Cassandra from Maven Central jars) and tcpdump (the
-# confidentiality canary captures loopback traffic; it needs root or CAP_NET_RAW). Go 1.26 itself must already
-# be installed; Debian's golang package is too old for this module.
+# a JDK (the cipher-suite catalogue is checked against the real OpenSSL and JDK; the YCSB
+# HBase driver is compiled), Maven (the data-plane tests run Cassandra and HBase from Maven
+# Central jars) and tcpdump (the confidentiality canary captures loopback traffic; it needs
+# root or CAP_NET_RAW). Go 1.26 itself must already be installed; Debian's golang package is
+# too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
 
@@ -12,7 +13,7 @@ need=()
 command -v make >/dev/null || need+=(make)
 command -v git >/dev/null || need+=(git)
 command -v openssl >/dev/null || need+=(openssl)
-command -v java >/dev/null || need+=(openjdk-17-jre-headless)
+command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v tcpdump >/dev/null || need+=(tcpdump)
 if ((${#need[@]})); then

@@ -4,14 +4,11 @@
 package dataplane
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +25,7 @@ type CassandraNode struct {
 	Dir  string
 	conf string
 	home string
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	proc *process
 }
 
 // Node describes one Cassandra process to start.
@@ -133,42 +129,12 @@ func (n *CassandraNode) render(t testing.TB) {
 // launch starts the process and waits until Cassandra reports "Startup complete".
 func (n *CassandraNode) launch(t testing.TB) {
 	t.Helper()
-	n.log = &bytes.Buffer{}
-	n.cmd = exec.Command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
+	cmd := exec.Command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
-	n.cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
+	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
-	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := n.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.cmd.Stderr = n.cmd.Stdout
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan error, 1)
-	log := n.log
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Buffer(make([]byte, 64*1024), 1024*1024)
-		for s.Scan() {
-			line := s.Text()
-			log.WriteString(line + "\n")
-			if strings.Contains(line, "Startup complete") {
-				ready <- nil
-			}
-		}
-		ready <- fmt.Errorf("Cassandra exited before it was ready")
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatalf("%s: %v; last log lines:\n%s", n.Address, err, tail(log.String(), 30))
-		}
-	case <-time.After(4 * time.Minute):
-		t.Fatalf("Cassandra on %s not ready in 4 minutes; last log lines:\n%s", n.Address, tail(log.String(), 30))
-	}
+	// The launcher execs java, so the process group holds the JVM and nothing else.
+	n.proc = startProcess(t, "Cassandra on "+n.Address, cmd, "Startup complete", 4*time.Minute)
 }
 
 func (n *CassandraNode) env() []string {
@@ -204,28 +170,10 @@ func (n *CassandraNode) Endpoints(enc v1alpha1.EffectiveEncryption) []Endpoint {
 }
 
 // Log returns what the node logged so far.
-func (n *CassandraNode) Log() string { return n.log.String() }
+func (n *CassandraNode) Log() string { return n.proc.Log() }
 
 func (n *CassandraNode) stop() {
-	if n.cmd.Process == nil || n.cmd.ProcessState != nil {
-		return // never started, or already stopped
+	if n.proc != nil {
+		n.proc.stop()
 	}
-	// The launcher execs java, so the PID is the JVM's; its process group holds nothing else.
-	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = n.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-}
-
-func tail(s string, lines int) string {
-	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }

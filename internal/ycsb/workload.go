@@ -153,3 +153,32 @@ func (c *Chooser) Key(r *rand.Rand) int64 {
 		}
 	}
 }
+
+// Properties are the workload as YCSB's own properties, for the JVM driver: both drivers run
+// the same definition.
+func (w Workload) Properties() map[string]string {
+	p := map[string]string{
+		"workload":            "site.ycsb.workloads.CoreWorkload",
+		"recordcount":         strconv.FormatInt(w.RecordCount, 10),
+		"operationcount":      strconv.FormatInt(w.OperationCount, 10),
+		"fieldcount":          strconv.Itoa(w.FieldCount),
+		"fieldlength":         strconv.Itoa(w.FieldLength),
+		"readallfields":       strconv.FormatBool(w.ReadAllFields),
+		"writeallfields":      strconv.FormatBool(w.WriteAllFields),
+		"requestdistribution": w.RequestDistribution,
+		"hotspotdatafraction": strconv.FormatFloat(w.HotspotDataFraction, 'g', -1, 64),
+		"hotspotopnfraction":  strconv.FormatFloat(w.HotspotOpnFraction, 'g', -1, 64),
+		"maxscanlength":       strconv.FormatInt(w.MaxScanLength, 10),
+		"zeropadding":         strconv.Itoa(w.ZeroPadding),
+		"insertorder":         "hashed",
+	}
+	if w.Ordered {
+		p["insertorder"] = "ordered"
+	}
+	names := map[Operation]string{Read: "readproportion", Update: "updateproportion", Insert: "insertproportion",
+		Scan: "scanproportion", ReadModifyWrite: "readmodifywriteproportion"}
+	for _, op := range order {
+		p[names[op]] = strconv.FormatFloat(w.Proportions[op], 'g', -1, 64)
+	}
+	return p
+}

@@ -1,0 +1,222 @@
+package dev.secured.ycsb;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.Vector;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableExistsException;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.hadoop.security.UserGroupInformation;
+
+import site.ycsb.ByteArrayByteIterator;
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.DBException;
+import site.ycsb.Status;
+
+/**
+ * YCSB binding for HBase 2.6 through hbase-shaded-client. Every YCSB property whose name starts
+ * with hbase., hadoop., zookeeper. or dfs. goes into the client's Configuration unchanged, so
+ * the security the operator renders into hbase-site.xml (hbase.security.authentication,
+ * hbase.rpc.protection, hbase.client.netty.tls.*, ...) is the security the benchmark speaks.
+ * With principal and keytab set, the JVM logs in from the keytab before connecting. One
+ * Connection is shared by all YCSB threads (it is thread-safe); each thread has its own Table.
+ */
+public class HBaseClient extends DB {
+  private static final Object LOCK = new Object();
+  private static Connection connection;
+  private static int users;
+  /** How the session is secured, for the summary: e.g. "kerberos/privacy", "tls", "plaintext". */
+  static volatile String security = "plaintext";
+
+  private Table table;
+  private byte[] family;
+
+  @Override
+  public void init() throws DBException {
+    Properties p = getProperties();
+    family = Bytes.toBytes(p.getProperty("columnfamily", "family"));
+    synchronized (LOCK) {
+      if (connection == null) {
+        connection = connect(p);
+        if (Boolean.parseBoolean(p.getProperty("createtable", "false"))) {
+          createTable(p);
+        }
+      }
+      users++;
+    }
+    try {
+      table = connection.getTable(TableName.valueOf(p.getProperty("table", "usertable")));
+    } catch (IOException e) {
+      throw new DBException("opening table: " + e, e);
+    }
+  }
+
+  private static Connection connect(Properties p) throws DBException {
+    Configuration conf = HBaseConfiguration.create();
+    for (String name : p.stringPropertyNames()) {
+      if (name.startsWith("hbase.") || name.startsWith("hadoop.") || name.startsWith("zookeeper.") || name.startsWith("dfs.")) {
+        conf.set(name, p.getProperty(name));
+      }
+    }
+    String principal = p.getProperty("principal"), keytab = p.getProperty("keytab");
+    try {
+      if (principal != null && keytab != null) {
+        conf.set("hadoop.security.authentication", "kerberos");
+        UserGroupInformation.setConfiguration(conf);
+        UserGroupInformation.loginUserFromKeytab(principal, keytab);
+      }
+      security = describe(conf);
+      return ConnectionFactory.createConnection(conf);
+    } catch (IOException e) {
+      throw new DBException("connecting to HBase (" + conf.get("hbase.zookeeper.quorum") + "): " + e, e);
+    }
+  }
+
+  /**
+   * Creates the table if it does not exist, split at user1..user9 so that hashed YCSB keys
+   * spread over ten regions from the start (the load phase sets createtable=true).
+   */
+  private static void createTable(Properties p) throws DBException {
+    TableName name = TableName.valueOf(p.getProperty("table", "usertable"));
+    try (Admin admin = connection.getAdmin()) {
+      if (admin.tableExists(name)) {
+        return;
+      }
+      byte[][] splits = new byte[9][];
+      for (int i = 0; i < splits.length; i++) {
+        splits[i] = Bytes.toBytes("user" + (i + 1));
+      }
+      admin.createTable(TableDescriptorBuilder.newBuilder(name)
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(p.getProperty("columnfamily", "family"))).build(), splits);
+    } catch (TableExistsException e) {
+      // another client of the load phase was first
+    } catch (IOException e) {
+      throw new DBException("creating table " + name + ": " + e, e);
+    }
+  }
+
+  /** Names the session's protection the way the summary reports it. */
+  static String describe(Configuration conf) {
+    String s = conf.getBoolean("hbase.client.netty.tls.enabled", false) ? "tls" : "";
+    if ("kerberos".equalsIgnoreCase(conf.get("hbase.security.authentication"))) {
+      s += (s.isEmpty() ? "" : "+") + "kerberos/" + conf.get("hbase.rpc.protection", "authentication");
+    }
+    return s.isEmpty() ? "plaintext" : s;
+  }
+
+  @Override
+  public void cleanup() throws DBException {
+    try {
+      table.close();
+      synchronized (LOCK) {
+        if (--users == 0) {
+          connection.close();
+          connection = null;
+        }
+      }
+    } catch (IOException e) {
+      throw new DBException(e);
+    }
+  }
+
+  @Override
+  public Status read(String t, String key, Set<String> fields, Map<String, ByteIterator> result) {
+    Get get = new Get(Bytes.toBytes(key));
+    if (fields == null) {
+      get.addFamily(family);
+    } else {
+      for (String f : fields) {
+        get.addColumn(family, Bytes.toBytes(f));
+      }
+    }
+    try {
+      Result r = table.get(get);
+      if (r.isEmpty()) {
+        return Status.NOT_FOUND;
+      }
+      copy(r, result);
+      return Status.OK;
+    } catch (IOException e) {
+      return error("read", e);
+    }
+  }
+
+  @Override
+  public Status scan(String t, String startKey, int count, Set<String> fields, Vector<HashMap<String, ByteIterator>> result) {
+    Scan scan = new Scan().withStartRow(Bytes.toBytes(startKey)).setLimit(count).setCaching(count);
+    if (fields == null) {
+      scan.addFamily(family);
+    } else {
+      for (String f : fields) {
+        scan.addColumn(family, Bytes.toBytes(f));
+      }
+    }
+    try (ResultScanner rs = table.getScanner(scan)) {
+      for (Result r : rs) {
+        HashMap<String, ByteIterator> row = new HashMap<>();
+        copy(r, row);
+        result.add(row);
+      }
+      return Status.OK;
+    } catch (IOException e) {
+      return error("scan", e);
+    }
+  }
+
+  @Override
+  public Status update(String t, String key, Map<String, ByteIterator> values) {
+    Put put = new Put(Bytes.toBytes(key));
+    for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
+      put.addColumn(family, Bytes.toBytes(e.getKey()), e.getValue().toArray());
+    }
+    try {
+      table.put(put);
+      return Status.OK;
+    } catch (IOException e) {
+      return error("write", e);
+    }
+  }
+
+  @Override
+  public Status insert(String t, String key, Map<String, ByteIterator> values) {
+    return update(t, key, values);
+  }
+
+  @Override
+  public Status delete(String t, String key) {
+    try {
+      table.delete(new Delete(Bytes.toBytes(key)));
+      return Status.OK;
+    } catch (IOException e) {
+      return error("delete", e);
+    }
+  }
+
+  private void copy(Result r, Map<String, ByteIterator> into) {
+    r.getFamilyMap(family).forEach((q, v) -> into.put(Bytes.toString(q), new ByteArrayByteIterator(v)));
+  }
+
+  private static Status error(String op, IOException e) {
+    SummaryExporter.firstError(op + ": " + e);
+    return Status.ERROR;
+  }
+}

@@ -1,0 +1,84 @@
+package dataplane
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/samples"
+)
+
+// JDK17Options are the module openings HBase 2.6 needs on Java 17 (what bin/hbase adds).
+var JDK17Options = []string{
+	"--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+	"--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+	"--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+	"--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports=java.base/sun.net.dns=ALL-UNNAMED",
+	"--add-exports=java.base/sun.net.util=ALL-UNNAMED", "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+}
+
+// HBaseStandalone is one HBase process in standalone mode: master, region server and an
+// embedded ZooKeeper in one JVM, on the local file system, no security. It is what the
+// benchmark driver's own test needs; the secured, distributed HBase has its own harness.
+type HBaseStandalone struct {
+	// Address the master and region server bind to (a loopback address of its own).
+	Address string
+	// ZooKeeperPort of the embedded ZooKeeper, which always binds 127.0.0.1.
+	ZooKeeperPort int
+	proc          *process
+}
+
+// StartHBaseStandalone starts HBase from Maven Central's jars (hack/hbase-jars.sh) and waits
+// until the master has initialised; the test's end stops it by its process group.
+func StartHBaseStandalone(t testing.TB, address string, zkPort int) *HBaseStandalone {
+	t.Helper()
+	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "hbase-jars.sh")).Output()
+	if err != nil {
+		t.Fatalf("resolving HBase jars: %v", err)
+	}
+	dir := t.TempDir()
+	props := map[string]string{
+		"hbase.cluster.distributed":              "false",
+		"hbase.rootdir":                          "file://" + filepath.Join(dir, "hbase"),
+		"hbase.zookeeper.property.dataDir":       filepath.Join(dir, "zookeeper"),
+		"hbase.zookeeper.quorum":                 "127.0.0.1",
+		"hbase.zookeeper.property.clientPort":    fmt.Sprint(zkPort),
+		"hbase.unsafe.stream.capability.enforce": "false",
+		"hbase.master.hostname":                  address,
+		"hbase.regionserver.hostname":            address,
+		"hbase.master.info.port":                 "-1",
+		"hbase.regionserver.info.port":           "-1",
+	}
+	var site strings.Builder
+	site.WriteString("<configuration>\n")
+	for k, v := range props {
+		fmt.Fprintf(&site, "  <property><name>%s</name><value>%s</value></property>\n", k, v)
+	}
+	site.WriteString("</configuration>\n")
+	conf := filepath.Join(dir, "conf")
+	files := map[string]string{
+		"hbase-site.xml":   site.String(),
+		"log4j.properties": "log4j.rootLogger=INFO,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\nlog4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n\n",
+	}
+	if err := os.MkdirAll(conf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(conf, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := append([]string{"-Xmx512m"}, JDK17Options...)
+	args = append(args, "-cp", conf+":"+strings.TrimSpace(string(lib))+"/*", "org.apache.hadoop.hbase.master.HMaster", "start")
+	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort}
+	h.proc = startProcess(t, "HBase on "+address, exec.Command("java", args...), "Master has completed initialization", 3*time.Minute)
+	t.Cleanup(h.proc.stop)
+	return h
+}
+
+// Log returns what HBase logged so far.
+func (h *HBaseStandalone) Log() string { return h.proc.Log() }

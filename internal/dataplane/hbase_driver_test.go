@@ -1,0 +1,117 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/ycsb"
+)
+
+// runYCSBHBase runs YCSB's own client with our HBase binding and summary exporter
+// (drivers/ycsb-hbase) and returns the summary it exported.
+func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) benchresult.Summary {
+	t.Helper()
+	cp, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "ycsb-hbase.sh")).Output()
+	if err != nil {
+		t.Fatalf("building the YCSB HBase driver: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "summary.json")
+	all := map[string]string{
+		"hbase.zookeeper.quorum":              "127.0.0.1",
+		"hbase.zookeeper.property.clientPort": fmt.Sprint(h.ZooKeeperPort),
+		"exporter":                            "dev.secured.ycsb.SummaryExporter",
+		"exportfile":                          out,
+		"hdrhistogram.percentiles":            "50,95,99",
+		"threadcount":                         "8",
+	}
+	for k, v := range props {
+		all[k] = v
+	}
+	keys := make([]string, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := append([]string{}, JDK17Options...)
+	args = append(args, "-cp", strings.TrimSpace(string(cp)), "site.ycsb.Client", map[string]string{"load": "-load", "run": "-t"}[phase],
+		"-db", "dev.secured.ycsb.HBaseClient")
+	for _, k := range keys {
+		args = append(args, "-p", k+"="+all[k])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", args...)
+	cmd.Env = append(os.Environ(), "YCSB_PHASE="+phase)
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("YCSB %s: %v\n%s", phase, err, tail(string(log), 40))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("YCSB %s wrote no summary: %v\n%s", phase, err, tail(string(log), 40))
+	}
+	s, err := benchresult.Parse(b)
+	if err != nil {
+		t.Fatalf("YCSB %s summary %s: %v", phase, b, err)
+	}
+	t.Logf("YCSB %s: %d ops, %d errors, %.0f ops/s, client CPU %.1f s, %+v", phase, s.Operations, s.Errors, s.Throughput(), s.ClientCPUSeconds, s.Latencies)
+	return s
+}
+
+// The JVM driver runs YCSB's own CoreWorkload with our HBase binding against a real HBase:
+// it creates and loads the table, runs the core workloads from the same definitions the k6
+// driver uses, and exports the same summary the operator reads.
+func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
+	h := StartHBaseStandalone(t, "127.0.0.71", 21810)
+	w := func(preset string, ops int64) map[string]string {
+		wl, err := ycsb.Core(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl.RecordCount, wl.OperationCount = 2000, ops
+		return wl.Properties()
+	}
+
+	load := w("A", 0)
+	load["createtable"] = "true"
+	s := runYCSBHBase(t, h, "load", load)
+	if s.Driver != "ycsb-hbase" || s.Phase != "load" || s.Operations != 2000 || s.Errors != 0 || s.Protocol != "plaintext" {
+		t.Fatalf("load summary %+v; want 2000 inserts without error over plaintext", s)
+	}
+
+	for _, tc := range []struct {
+		preset string
+		mix    map[string]float64
+	}{
+		{"A", map[string]float64{"read": 0.5, "update": 0.5}},
+		{"E", map[string]float64{"scan": 0.95, "insert": 0.05}},
+		{"F", map[string]float64{"read": 0.5, "readmodifywrite": 0.5}},
+	} {
+		s := runYCSBHBase(t, h, "run", w(tc.preset, 3000))
+		if s.Errors != 0 || s.Operations < 3000 || s.ClientCPUSeconds <= 0 || !s.End.After(s.Start) {
+			t.Errorf("workload %s: %d ops, %d errors (%s), CPU %.2f s, %s..%s", tc.preset, s.Operations, s.Errors, s.FirstError, s.ClientCPUSeconds, s.Start, s.End)
+		}
+		counts := map[string]int64{}
+		for _, l := range s.Latencies {
+			counts[l.Operation] = l.Count
+			if l.P50 <= 0 || l.P50 > l.P95 || l.P95 > l.P99 || l.P99 > l.Max {
+				t.Errorf("workload %s %s: p50 %d p95 %d p99 %d max %d µs", tc.preset, l.Operation, l.P50, l.P95, l.P99, l.Max)
+			}
+		}
+		for op, share := range tc.mix {
+			// YCSB counts a read-modify-write's read and update too; the shares are of 3000.
+			if got := float64(counts[op]) / 3000; got < share-0.05 || got > share+0.05 {
+				t.Errorf("workload %s: %s share %.3f; want %.2f", tc.preset, op, got, share)
+			}
+		}
+	}
+}
