@@ -59,6 +59,9 @@ type benchmarkScope struct {
 func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &v1alpha1.DatastoreBenchmark{}
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetBenchmark(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := b.DeepCopy()
@@ -68,6 +71,7 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{RequeueAfter: s.requeue}, nil // nothing decided from stale data is written
 	}
 	b.Status.ObservedGeneration = b.Generation
+	publishBenchmark(b)
 	if _, werr := patchStatus(ctx, r.Client, before, b, func(b *v1alpha1.DatastoreBenchmark) any { return b.Status }); werr != nil {
 		return requeueOnConflict(werr)
 	}
@@ -125,6 +129,9 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 			return notReady("TargetNotMeasurable", err.Error())
 		}
 		s.target = t
+	}
+	if b.Status.Profile == "" {
+		b.Status.Profile = s.target.Profile
 	}
 	msg := fmt.Sprintf("%s, plaintext", s.target.Hosts)
 	if t := s.target.TLS; t != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -179,8 +180,19 @@ func TestBenchmarkRunsJobsAndCollectsResults(t *testing.T) {
 		g.Expect(st.Runs[1].Latencies).To(Equal([]v1alpha1.LatencySummary{{Operation: "read", Count: 20000, P50Micros: 800, P95Micros: 1500, P99Micros: 3000, MaxMicros: 9000}}))
 		g.Expect(st.MedianThroughputOpsPerSec).To(Equal(int64(2500)))
 		g.Expect(condition(st.Conditions, ConditionComplete).Reason).To(Equal("Succeeded"))
+		g.Expect(st.Profile).To(Equal("external"))
 	}).Should(Succeed())
 	jobGone(g, "bench-lifecycle-run-2")
+
+	// The valid runs' results are series; the invalid run is not one.
+	labels := []string{"default", "bench-lifecycle", "external", "external", "A"}
+	g.Expect(testutil.ToFloat64(benchmarkMedianOps.WithLabelValues(labels...))).To(Equal(2500.0))
+	g.Expect(testutil.ToFloat64(benchmarkRunOps.WithLabelValues(append(labels, "2")...))).To(Equal(3000.0))
+	g.Expect(testutil.ToFloat64(benchmarkRunLatency.WithLabelValues(append(labels, "1", "read", "0.99")...))).To(Equal(0.003))
+	g.Expect(testutil.CollectAndCount(benchmarkRunOps)).To(Equal(2), "runs 1 and 2, not the invalid run 0")
+	g.Expect(env.Client.Delete(context.Background(), b)).To(Succeed())
+	g.Eventually(func() int { return testutil.CollectAndCount(benchmarkMedianOps) + testutil.CollectAndCount(benchmarkRunOps) }).
+		Should(BeZero(), "a deleted benchmark's series are dropped")
 }
 
 // A client that refuses the server's suite fails the run and the benchmark with k6's words;

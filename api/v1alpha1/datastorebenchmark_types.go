@@ -312,6 +312,10 @@ type DatastoreBenchmarkStatus struct {
 	// phase of the benchmark.
 	// +optional
 	Phase BenchmarkPhase `json:"phase,omitempty"`
+	// profile measured: the target datastore's encryption profile when the benchmark started
+	// ("external" for external endpoints). Results are labelled with it.
+	// +optional
+	Profile string `json:"profile,omitempty"`
 	// runs, one per repetition.
 	// +optional
 	// +listType=map
@@ -334,6 +338,7 @@ type DatastoreBenchmarkStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dsb;dsbench,categories=secured
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.datastoreRef.name`
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.status.profile`
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload.preset`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.medianThroughputOpsPerSec`
