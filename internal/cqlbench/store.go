@@ -158,9 +158,6 @@ func (s *Store) Negotiated() (protocol, suite string) {
 	return crypto.ProtocolName(p.Version), cs.Name
 }
 
-// Close ends the session.
-func (s *Store) Close() { s.session.Close() }
-
 // Client runs operations for one virtual user, reusing its buffers between them.
 type Client struct {
 	s    *Store

@@ -19,7 +19,6 @@ import (
 type Target struct {
 	// Datastore names the SecuredDatastore measured; empty for an external target.
 	Datastore string
-	Engine    v1alpha1.Engine
 	// Hosts are host:port contact points.
 	Hosts []string
 	// Profile labels the results (the datastore's profile; "external" otherwise).
@@ -58,7 +57,6 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	svc := fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace)
 	t := Target{
 		Datastore:         ds.Name,
-		Engine:            ds.Spec.Engine,
 		Hosts:             []string{net.JoinHostPort(svc, strconv.Itoa(cassandra.NativePort))},
 		Profile:           enc.Profile,
 		ReplicationFactor: min(cassandra.Nodes(ds), 3),
@@ -100,7 +98,7 @@ func ExternalTarget(e *v1alpha1.ExternalTarget) (Target, error) {
 	if e.Engine != v1alpha1.EngineCassandra {
 		return Target{}, fmt.Errorf("spec.target.external.engine %s: external benchmarks speak CQL; use Cassandra", e.Engine)
 	}
-	t := Target{Engine: e.Engine, Hosts: e.Endpoints, Profile: "external", ReplicationFactor: 1}
+	t := Target{Hosts: e.Endpoints, Profile: "external", ReplicationFactor: 1}
 	if e.TLS != nil {
 		t.TLS = &TLS{Protocol: string(e.TLS.Protocol), CipherSuite: string(e.TLS.CipherSuite), ServerName: e.TLS.ServerName}
 		if ref := e.TLS.CASecretRef; ref != nil {
