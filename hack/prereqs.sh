@@ -2,8 +2,8 @@
 # Installs what `make test` needs on a fresh Debian machine: make and git (build), openssl and
 # a JDK (the cipher-suite catalogue is checked against the real OpenSSL and JDK; the YCSB
 # HBase driver is compiled), Maven (the data-plane tests run Cassandra and HBase from Maven
-# Central jars) and tcpdump (the confidentiality canary captures loopback traffic; it needs
-# root or CAP_NET_RAW). Go 1.26 itself must already be installed; Debian's golang package is
+# Central jars), tcpdump (the confidentiality canary captures loopback traffic; it needs
+# root or CAP_NET_RAW) and Prometheus (benchmark clients remote-write to it). Go 1.26 itself must already be installed; Debian's golang package is
 # too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
@@ -16,10 +16,11 @@ command -v openssl >/dev/null || need+=(openssl)
 command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v tcpdump >/dev/null || need+=(tcpdump)
+command -v prometheus >/dev/null || need+=(prometheus)
 if ((${#need[@]})); then
   log "installing ${need[*]} from Debian"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 log "ok: $(go version | cut -d' ' -f3), $(openssl version | cut -d' ' -f1-2), java $(java -version 2>&1 | head -1 | cut -d'"' -f2)"

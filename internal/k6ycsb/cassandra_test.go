@@ -1,8 +1,11 @@
 package k6ycsb
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,6 +61,8 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 	if got := plain.End.Sub(plain.Start).Seconds(); got < 2.5 || got > 3.6 {
 		t.Errorf("A plaintext: measured %.2f s; the run scenario lasts 3 s and the warm-up is not counted", got)
 	}
+
+	remoteWrite(t, with)
 
 	tls, out, err := runK6(t, pinned(with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s"}), caFile, address, "TLS_AES_128_GCM_SHA256"))
 	if err != nil {
@@ -120,5 +125,57 @@ func checkRun(t *testing.T, name string, s benchresult.Summary, protocol, suite 
 	}
 	if len(got) != len(mix) {
 		t.Errorf("%s: operations %v; want only %v", name, got, mix)
+	}
+}
+
+// remoteWrite runs workload A with k6's Prometheus remote-write output into a real Prometheus:
+// the native histograms hold exactly the operations the summary counts, and PromQL's median
+// per operation agrees with the summary's.
+func remoteWrite(t *testing.T, with func(map[string]string) map[string]string) {
+	t.Helper()
+	prom := dataplane.StartPrometheus(t, "127.0.0.63:19090")
+	s, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s",
+		"K6_PROMETHEUS_RW_SERVER_URL": prom.RemoteWriteURL(), "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true"}),
+		"--out", "experimental-prometheus-rw", "--tag", "benchmark=rw-test")
+	if err != nil {
+		t.Fatalf("workload A with remote write: %v\n%s", err, out)
+	}
+	want := map[string]benchresult.Latency{}
+	for _, l := range s.Latencies {
+		want[l.Operation] = l
+	}
+	sel := `k6_ycsb_operation_duration_seconds{benchmark="rw-test", scenario="run", protocol="plaintext"}`
+	ctx := context.Background()
+	for query, check := range map[string]func(op string, v float64) error{
+		"sum by (op) (histogram_count(" + sel + "))": func(op string, v float64) error {
+			if int64(v) != want[op].Count {
+				return fmt.Errorf("%s: %v operations in Prometheus, %d in the summary", op, v, want[op].Count)
+			}
+			return nil
+		},
+		"histogram_quantile(0.5, sum by (op) (" + sel + "))": func(op string, v float64) error {
+			if p50 := float64(want[op].P50) / 1e6; v < p50*0.85 || v > p50*1.15 {
+				return fmt.Errorf("%s: median %.6f s in Prometheus, %.6f s in the summary", op, v, p50)
+			}
+			return nil
+		},
+	} {
+		res, err := prom.Query(ctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 2 {
+			t.Fatalf("%s: %d series; want read and update: %v", query, len(res), res)
+		}
+		for _, r := range res {
+			v, err := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("Prometheus: %s {op=%s} = %v", query, r.Metric["op"], v)
+			if err := check(r.Metric["op"], v); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 }
