@@ -148,16 +148,14 @@ public class HBaseClient extends DB {
         get.addColumn(family, Bytes.toBytes(f));
       }
     }
-    try {
+    return call("read", () -> {
       Result r = table.get(get);
       if (r.isEmpty()) {
         return Status.NOT_FOUND;
       }
       copy(r, result);
       return Status.OK;
-    } catch (IOException e) {
-      return error("read", e);
-    }
+    });
   }
 
   @Override
@@ -170,16 +168,16 @@ public class HBaseClient extends DB {
         scan.addColumn(family, Bytes.toBytes(f));
       }
     }
-    try (ResultScanner rs = table.getScanner(scan)) {
-      for (Result r : rs) {
-        HashMap<String, ByteIterator> row = new HashMap<>();
-        copy(r, row);
-        result.add(row);
+    return call("scan", () -> {
+      try (ResultScanner rs = table.getScanner(scan)) {
+        for (Result r : rs) {
+          HashMap<String, ByteIterator> row = new HashMap<>();
+          copy(r, row);
+          result.add(row);
+        }
       }
       return Status.OK;
-    } catch (IOException e) {
-      return error("scan", e);
-    }
+    });
   }
 
   @Override
@@ -188,12 +186,10 @@ public class HBaseClient extends DB {
     for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
       put.addColumn(family, Bytes.toBytes(e.getKey()), e.getValue().toArray());
     }
-    try {
+    return call("write", () -> {
       table.put(put);
       return Status.OK;
-    } catch (IOException e) {
-      return error("write", e);
-    }
+    });
   }
 
   @Override
@@ -203,20 +199,28 @@ public class HBaseClient extends DB {
 
   @Override
   public Status delete(String t, String key) {
-    try {
+    return call("delete", () -> {
       table.delete(new Delete(Bytes.toBytes(key)));
       return Status.OK;
-    } catch (IOException e) {
-      return error("delete", e);
-    }
+    });
   }
 
   private void copy(Result r, Map<String, ByteIterator> into) {
     r.getFamilyMap(family).forEach((q, v) -> into.put(Bytes.toString(q), new ByteArrayByteIterator(v)));
   }
 
-  private static Status error(String op, IOException e) {
-    SummaryExporter.firstError(op + ": " + e);
-    return Status.ERROR;
+  /** An HBase call that may fail with an IOException. */
+  private interface Call {
+    Status run() throws IOException;
+  }
+
+  /** Runs a call; a failure is an ERROR status, and the first one is kept for the summary. */
+  private static Status call(String op, Call c) {
+    try {
+      return c.run();
+    } catch (IOException e) {
+      SummaryExporter.firstError(op + ": " + e);
+      return Status.ERROR;
+    }
   }
 }
