@@ -191,7 +191,9 @@ func TestBenchmarkRunsJobsAndCollectsResults(t *testing.T) {
 	g.Expect(testutil.ToFloat64(benchmarkRunLatency.WithLabelValues(append(labels, "1", "read", "0.99")...))).To(Equal(0.003))
 	g.Expect(testutil.CollectAndCount(benchmarkRunOps)).To(Equal(2), "runs 1 and 2, not the invalid run 0")
 	g.Expect(env.Client.Delete(context.Background(), b)).To(Succeed())
-	g.Eventually(func() int { return testutil.CollectAndCount(benchmarkMedianOps) + testutil.CollectAndCount(benchmarkRunOps) }).
+	g.Eventually(func() int {
+		return testutil.CollectAndCount(benchmarkMedianOps) + testutil.CollectAndCount(benchmarkRunOps)
+	}).
 		Should(BeZero(), "a deleted benchmark's series are dropped")
 }
 

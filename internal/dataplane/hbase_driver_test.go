@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,7 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 		t.Fatalf("load summary %+v; want 2000 inserts without error over plaintext", s)
 	}
 
+	prom := StartPrometheus(t, "127.0.0.72:19090")
 	for _, tc := range []struct {
 		preset string
 		mix    map[string]float64
@@ -96,7 +98,13 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 		{"E", map[string]float64{"scan": 0.95, "insert": 0.05}},
 		{"F", map[string]float64{"read": 0.5, "readmodifywrite": 0.5}},
 	} {
-		s := runYCSBHBase(t, h, "run", w(tc.preset, 3000))
+		props := w(tc.preset, 3000)
+		props["prometheus.remotewrite.url"] = prom.RemoteWriteURL()
+		props["prometheus.tags"] = "benchmark=hbase-" + tc.preset
+		s := runYCSBHBase(t, h, "run", props)
+		if tc.preset == "A" {
+			checkPublished(t, prom, "hbase-A", s)
+		}
 		if s.Errors != 0 || s.Operations < 3000 || s.ClientCPUSeconds <= 0 || !s.End.After(s.Start) {
 			t.Errorf("workload %s: %d ops, %d errors (%s), CPU %.2f s, %s..%s", tc.preset, s.Operations, s.Errors, s.FirstError, s.ClientCPUSeconds, s.Start, s.End)
 		}
@@ -111,6 +119,33 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 			// YCSB counts a read-modify-write's read and update too; the shares are of 3000.
 			if got := float64(counts[op]) / 3000; got < share-0.05 || got > share+0.05 {
 				t.Errorf("workload %s: %s share %.3f; want %.2f", tc.preset, op, got, share)
+			}
+		}
+	}
+}
+
+// checkPublished compares what the driver remote-wrote under the k6 driver's names with its
+// summary: the same operations, and medians within a bucket or two.
+func checkPublished(t *testing.T, prom *Prometheus, benchmark string, s benchresult.Summary) {
+	t.Helper()
+	for _, l := range s.Latencies {
+		sel := fmt.Sprintf(`k6_ycsb_operation_duration_seconds{benchmark=%q, scenario="run", protocol="plaintext", op=%q}`, benchmark, l.Operation)
+		for query, want := range map[string]float64{
+			"sum(histogram_count(" + sel + "))": float64(l.Count),
+			fmt.Sprintf(`sum(k6_ycsb_operations_total{benchmark=%q, op=%q})`, benchmark, l.Operation): float64(l.Count),
+			"histogram_quantile(0.5, sum(" + sel + ")) * 1e6":                                         float64(l.P50),
+		} {
+			res, err := prom.Query(context.Background(), query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 {
+				t.Fatalf("%s: %d results; want 1", query, len(res))
+			}
+			got, _ := strconv.ParseFloat(fmt.Sprint(res[0].Value[1]), 64)
+			t.Logf("Prometheus: %s = %v (summary %v)", query, got, want)
+			if got < want*0.85 || got > want*1.15 {
+				t.Errorf("%s = %v; the summary says %v", query, got, want)
 			}
 		}
 	}

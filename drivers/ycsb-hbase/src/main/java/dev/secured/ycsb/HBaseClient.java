@@ -43,6 +43,7 @@ import site.ycsb.Status;
 public class HBaseClient extends DB {
   private static final Object LOCK = new Object();
   private static Connection connection;
+  private static RemoteWriter remoteWriter;
   private static int users;
   /** How the session is secured, for the summary: e.g. "kerberos/privacy", "tls", "plaintext". */
   static volatile String security = "plaintext";
@@ -85,6 +86,10 @@ public class HBaseClient extends DB {
         UserGroupInformation.loginUserFromKeytab(principal, keytab);
       }
       security = describe(conf);
+      String url = p.getProperty("prometheus.remotewrite.url");
+      if (url != null && !url.isEmpty()) {
+        remoteWriter = new RemoteWriter(url, tags(p), 5);
+      }
       return ConnectionFactory.createConnection(conf);
     } catch (IOException e) {
       throw new DBException("connecting to HBase (" + conf.get("hbase.zookeeper.quorum") + "): " + e, e);
@@ -114,6 +119,22 @@ public class HBaseClient extends DB {
     }
   }
 
+  /** The labels of the published series: prometheus.tags (k=v,...) and the session's. */
+  private static Map<String, String> tags(Properties p) {
+    Map<String, String> tags = new HashMap<>();
+    for (String kv : p.getProperty("prometheus.tags", "").split(",")) {
+      int eq = kv.indexOf('=');
+      if (eq > 0) {
+        tags.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+      }
+    }
+    tags.put("profile", p.getProperty("profile", "unnamed"));
+    tags.put("protocol", security);
+    tags.put("suite", "none");
+    tags.put("scenario", System.getenv().getOrDefault("YCSB_PHASE", "run"));
+    return tags;
+  }
+
   /** Names the session's protection the way the summary reports it. */
   static String describe(Configuration conf) {
     String s = conf.getBoolean("hbase.client.netty.tls.enabled", false) ? "tls" : "";
@@ -131,10 +152,17 @@ public class HBaseClient extends DB {
         if (--users == 0) {
           connection.close();
           connection = null;
+          if (remoteWriter != null) {
+            remoteWriter.close();
+            remoteWriter = null;
+          }
         }
       }
     } catch (IOException e) {
       throw new DBException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DBException("publishing the last samples was interrupted", e);
     }
   }
 
@@ -182,19 +210,23 @@ public class HBaseClient extends DB {
 
   @Override
   public Status update(String t, String key, Map<String, ByteIterator> values) {
-    Put put = new Put(Bytes.toBytes(key));
-    for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
-      put.addColumn(family, Bytes.toBytes(e.getKey()), e.getValue().toArray());
-    }
-    return call("write", () -> {
-      table.put(put);
-      return Status.OK;
-    });
+    return put("update", key, values);
   }
 
   @Override
   public Status insert(String t, String key, Map<String, ByteIterator> values) {
-    return update(t, key, values);
+    return put("insert", key, values);
+  }
+
+  private Status put(String op, String key, Map<String, ByteIterator> values) {
+    Put put = new Put(Bytes.toBytes(key));
+    for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
+      put.addColumn(family, Bytes.toBytes(e.getKey()), e.getValue().toArray());
+    }
+    return call(op, () -> {
+      table.put(put);
+      return Status.OK;
+    });
   }
 
   @Override
@@ -214,13 +246,23 @@ public class HBaseClient extends DB {
     Status run() throws IOException;
   }
 
-  /** Runs a call; a failure is an ERROR status, and the first one is kept for the summary. */
+  /**
+   * Runs a call, timed into the published series; a failure is an ERROR status, and the first
+   * one is kept for the summary.
+   */
   private static Status call(String op, Call c) {
+    long start = System.nanoTime();
+    Status s;
     try {
-      return c.run();
+      s = c.run();
     } catch (IOException e) {
       SummaryExporter.firstError(op + ": " + e);
-      return Status.ERROR;
+      s = Status.ERROR;
     }
+    RemoteWriter w = remoteWriter;
+    if (w != null) {
+      w.record(op, System.nanoTime() - start, s.isOk());
+    }
+    return s;
   }
 }
