@@ -29,12 +29,37 @@ type HBaseStandalone struct {
 	Address string
 	// ZooKeeperPort of the embedded ZooKeeper, which always binds 127.0.0.1.
 	ZooKeeperPort int
-	proc          *process
+	// Kerberos secures its RPC when set.
+	Kerberos *HBaseKerberos
+	proc     *process
+}
+
+// HBaseKerberos is Kerberos authentication of HBase RPC at a SASL protection level.
+type HBaseKerberos struct {
+	KDC *KDC
+	// Protection: authentication, integrity or privacy (hbase.rpc.protection).
+	Protection string
+}
+
+// ServerPrincipal is the principal HBase runs as on address (hbase/<address>@REALM): host
+// names are addresses here, so no reverse lookup decides it.
+func (k *HBaseKerberos) ServerPrincipal(address string) string {
+	return "hbase/" + address + "@" + k.KDC.Realm
+}
+
+// ClientProperties are what a client sets to reach this HBase.
+func (k *HBaseKerberos) ClientProperties() map[string]string {
+	return map[string]string{
+		"hbase.security.authentication":         "kerberos",
+		"hbase.rpc.protection":                  k.Protection,
+		"hbase.master.kerberos.principal":       "hbase/_HOST@" + k.KDC.Realm,
+		"hbase.regionserver.kerberos.principal": "hbase/_HOST@" + k.KDC.Realm,
+	}
 }
 
 // StartHBaseStandalone starts HBase from Maven Central's jars (hack/hbase-jars.sh) and waits
 // until the master has initialised; the test's end stops it by its process group.
-func StartHBaseStandalone(t testing.TB, address string, zkPort int) *HBaseStandalone {
+func StartHBaseStandalone(t testing.TB, address string, zkPort int, kerberos *HBaseKerberos) *HBaseStandalone {
 	t.Helper()
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "hbase-jars.sh")).Output()
 	if err != nil {
@@ -53,15 +78,22 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int) *HBaseStanda
 		"hbase.master.info.port":                 "-1",
 		"hbase.regionserver.info.port":           "-1",
 	}
-	var site strings.Builder
-	site.WriteString("<configuration>\n")
-	for k, v := range props {
-		fmt.Fprintf(&site, "  <property><name>%s</name><value>%s</value></property>\n", k, v)
+	coreSite := map[string]string{}
+	jvm := []string{"-Xmx512m"}
+	if kerberos != nil {
+		for k, v := range kerberos.ClientProperties() {
+			props[k] = v
+		}
+		props["hbase.master.keytab.file"] = kerberos.KDC.Keytab("hbase")
+		props["hbase.regionserver.keytab.file"] = kerberos.KDC.Keytab("hbase")
+		// Hadoop's login reads core-site.xml, not hbase-site.xml.
+		coreSite["hadoop.security.authentication"] = "kerberos"
+		jvm = append(jvm, kerberos.KDC.JVMOption())
 	}
-	site.WriteString("</configuration>\n")
 	conf := filepath.Join(dir, "conf")
 	files := map[string]string{
-		"hbase-site.xml":   site.String(),
+		"hbase-site.xml":   siteXML(props),
+		"core-site.xml":    siteXML(coreSite),
 		"log4j.properties": "log4j.rootLogger=INFO,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\nlog4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n\n",
 	}
 	if err := os.MkdirAll(conf, 0o755); err != nil {
@@ -72,9 +104,9 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int) *HBaseStanda
 			t.Fatal(err)
 		}
 	}
-	args := append([]string{"-Xmx512m"}, JDK17Options...)
+	args := append(jvm, JDK17Options...)
 	args = append(args, "-cp", conf+":"+strings.TrimSpace(string(lib))+"/*", "org.apache.hadoop.hbase.master.HMaster", "start")
-	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort}
+	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort, Kerberos: kerberos}
 	h.proc = startProcess(t, "HBase on "+address, exec.Command("java", args...), "Master has completed initialization", 3*time.Minute)
 	t.Cleanup(h.proc.stop)
 	return h
@@ -82,3 +114,14 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int) *HBaseStanda
 
 // Log returns what HBase logged so far.
 func (h *HBaseStandalone) Log() string { return h.proc.Log() }
+
+// siteXML renders Hadoop-style configuration properties.
+func siteXML(props map[string]string) string {
+	var site strings.Builder
+	site.WriteString("<configuration>\n")
+	for k, v := range props {
+		fmt.Fprintf(&site, "  <property><name>%s</name><value>%s</value></property>\n", k, v)
+	}
+	site.WriteString("</configuration>\n")
+	return site.String()
+}

@@ -21,6 +21,18 @@ import (
 // (drivers/ycsb-hbase) and returns the summary it exported.
 func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) benchresult.Summary {
 	t.Helper()
+	s, log, err := tryYCSBHBase(t, h, phase, props)
+	if err != nil {
+		t.Fatalf("YCSB %s: %v\n%s", phase, err, tail(log, 40))
+	}
+	t.Logf("YCSB %s: %d ops, %d errors, %.0f ops/s, client CPU %.1f s, %s, %+v", phase, s.Operations, s.Errors, s.Throughput(), s.ClientCPUSeconds, s.Protocol, s.Latencies)
+	return s
+}
+
+// tryYCSBHBase runs the driver and returns its summary, its output and its failure. A
+// Kerberos-secured HBase is reached with the client principal ycsb from h's KDC.
+func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) (benchresult.Summary, string, error) {
+	t.Helper()
 	cp, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "ycsb-hbase.sh")).Output()
 	if err != nil {
 		t.Fatalf("building the YCSB HBase driver: %v", err)
@@ -34,6 +46,14 @@ func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 		"hdrhistogram.percentiles":            "50,95,99",
 		"threadcount":                         "8",
 	}
+	args := append([]string{}, JDK17Options...)
+	if k := h.Kerberos; k != nil {
+		for p, v := range k.ClientProperties() {
+			all[p] = v
+		}
+		all["principal"], all["keytab"] = "ycsb@"+k.KDC.Realm, k.KDC.Keytab("ycsb")
+		args = append(args, k.KDC.JVMOption())
+	}
 	for k, v := range props {
 		all[k] = v
 	}
@@ -42,7 +62,6 @@ func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	args := append([]string{}, JDK17Options...)
 	args = append(args, "-cp", strings.TrimSpace(string(cp)), "site.ycsb.Client", map[string]string{"load": "-load", "run": "-t"}[phase],
 		"-db", "dev.secured.ycsb.HBaseClient")
 	for _, k := range keys {
@@ -54,25 +73,21 @@ func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 	cmd.Env = append(os.Environ(), "YCSB_PHASE="+phase)
 	log, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("YCSB %s: %v\n%s", phase, err, tail(string(log), 40))
+		return benchresult.Summary{}, string(log), err
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
-		t.Fatalf("YCSB %s wrote no summary: %v\n%s", phase, err, tail(string(log), 40))
+		return benchresult.Summary{}, string(log), fmt.Errorf("no summary: %w", err)
 	}
 	s, err := benchresult.Parse(b)
-	if err != nil {
-		t.Fatalf("YCSB %s summary %s: %v", phase, b, err)
-	}
-	t.Logf("YCSB %s: %d ops, %d errors, %.0f ops/s, client CPU %.1f s, %+v", phase, s.Operations, s.Errors, s.Throughput(), s.ClientCPUSeconds, s.Latencies)
-	return s
+	return s, string(log), err
 }
 
 // The JVM driver runs YCSB's own CoreWorkload with our HBase binding against a real HBase:
 // it creates and loads the table, runs the core workloads from the same definitions the k6
 // driver uses, and exports the same summary the operator reads.
 func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
-	h := StartHBaseStandalone(t, "127.0.0.71", 21810)
+	h := StartHBaseStandalone(t, "127.0.0.71", 21810, nil)
 	w := func(preset string, ops int64) map[string]string {
 		wl, err := ycsb.Core(preset)
 		if err != nil {
@@ -149,4 +164,34 @@ func checkPublished(t *testing.T, prom *Prometheus, benchmark string, s benchres
 			}
 		}
 	}
+}
+
+// The driver logs in from a keytab and speaks SASL privacy to an HBase whose RPC demands
+// Kerberos (Apache Kerby as the KDC); a client without Kerberos gets no operation through.
+func TestYCSBHBaseDriverWithKerberosPrivacy(t *testing.T) {
+	const address = "127.0.0.74"
+	kdc := StartKDC(t, "SECURED.TEST", "127.0.0.73", 18800, "hbase/"+address+"@SECURED.TEST", "ycsb@SECURED.TEST")
+	h := StartHBaseStandalone(t, address, 21820, &HBaseKerberos{KDC: kdc, Protection: "privacy"})
+	wl, err := ycsb.Core("A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl.RecordCount, wl.OperationCount = 500, 1000
+	load := wl.Properties()
+	load["createtable"] = "true"
+	if s := runYCSBHBase(t, h, "load", load); s.Operations != 500 || s.Errors != 0 || s.Protocol != "kerberos/privacy" {
+		t.Fatalf("load over Kerberos: %+v", s)
+	}
+	if s := runYCSBHBase(t, h, "run", wl.Properties()); s.Operations != 1000 || s.Errors != 0 || s.Protocol != "kerberos/privacy" {
+		t.Fatalf("workload A over Kerberos: %+v", s)
+	}
+
+	plain := wl.Properties()
+	plain["hbase.security.authentication"], plain["principal"], plain["keytab"] = "simple", "", ""
+	plain["hbase.client.retries.number"], plain["hbase.rpc.timeout"], plain["hbase.client.operation.timeout"] = "1", "5000", "10000"
+	s, log, err := tryYCSBHBase(t, h, "run", plain)
+	if err == nil && s.Operations > 0 {
+		t.Fatalf("a client without Kerberos completed %d operations against Kerberos-only HBase:\n%s", s.Operations, tail(log, 20))
+	}
+	t.Logf("a client without Kerberos: %v, %d operations, first error %q", err, s.Operations, s.FirstError)
 }
