@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/testpki"
 )
 
 // JDK17Options are the module openings HBase 2.6 needs on Java 17 (what bin/hbase adds).
@@ -29,9 +30,34 @@ type HBaseStandalone struct {
 	Address string
 	// ZooKeeperPort of the embedded ZooKeeper, which always binds 127.0.0.1.
 	ZooKeeperPort int
-	// Kerberos secures its RPC when set.
-	Kerberos *HBaseKerberos
+	// Security of its RPC.
+	Security HBaseSecurity
 	proc     *process
+}
+
+// HBaseSecurity is how HBase RPC is secured: Kerberos (SASL) and native TLS, each optional.
+type HBaseSecurity struct {
+	Kerberos *HBaseKerberos
+	// TLS: native TLS on every RPC port, plaintext refused, with a certificate from this CA.
+	TLS *testpki.CA
+	// tlsDir holds the server's certificate files once started.
+	tlsDir string
+}
+
+// ClientProperties are what a client sets to reach an HBase secured this way.
+func (s HBaseSecurity) ClientProperties() map[string]string {
+	p := map[string]string{}
+	if s.Kerberos != nil {
+		for k, v := range s.Kerberos.ClientProperties() {
+			p[k] = v
+		}
+	}
+	if s.TLS != nil {
+		p["hbase.client.netty.tls.enabled"] = "true"
+		p["hbase.rpc.tls.truststore.location"] = filepath.Join(s.tlsDir, "ca.crt")
+		p["hbase.rpc.tls.truststore.type"] = "PEM"
+	}
+	return p
 }
 
 // HBaseKerberos is Kerberos authentication of HBase RPC at a SASL protection level.
@@ -59,7 +85,7 @@ func (k *HBaseKerberos) ClientProperties() map[string]string {
 
 // StartHBaseStandalone starts HBase from Maven Central's jars (hack/hbase-jars.sh) and waits
 // until the master has initialised; the test's end stops it by its process group.
-func StartHBaseStandalone(t testing.TB, address string, zkPort int, kerberos *HBaseKerberos) *HBaseStandalone {
+func StartHBaseStandalone(t testing.TB, address string, zkPort int, security HBaseSecurity) *HBaseStandalone {
 	t.Helper()
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "hbase-jars.sh")).Output()
 	if err != nil {
@@ -80,10 +106,20 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int, kerberos *HB
 	}
 	coreSite := map[string]string{}
 	jvm := []string{"-Xmx512m"}
-	if kerberos != nil {
-		for k, v := range kerberos.ClientProperties() {
-			props[k] = v
-		}
+	if security.TLS != nil {
+		security.tlsDir = filepath.Join(dir, "tls")
+		security.TLS.WriteSecretWithKey(t, security.tlsDir, false, address)
+		props["hbase.rpc.server.impl"] = "org.apache.hadoop.hbase.ipc.NettyRpcServer"
+		props["hbase.server.netty.tls.enabled"] = "true"
+		props["hbase.server.netty.tls.supportplaintext"] = "false"
+		props["hbase.server.netty.tls.client.auth.mode"] = "NONE"
+		props["hbase.rpc.tls.keystore.location"] = filepath.Join(security.tlsDir, "tls-combined.pem")
+		props["hbase.rpc.tls.keystore.type"] = "PEM"
+	}
+	for k, v := range security.ClientProperties() {
+		props[k] = v
+	}
+	if kerberos := security.Kerberos; kerberos != nil {
 		props["hbase.master.keytab.file"] = kerberos.KDC.Keytab("hbase")
 		props["hbase.regionserver.keytab.file"] = kerberos.KDC.Keytab("hbase")
 		// Hadoop's login reads core-site.xml, not hbase-site.xml.
@@ -106,7 +142,7 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int, kerberos *HB
 	}
 	args := append(jvm, JDK17Options...)
 	args = append(args, "-cp", conf+":"+strings.TrimSpace(string(lib))+"/*", "org.apache.hadoop.hbase.master.HMaster", "start")
-	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort, Kerberos: kerberos}
+	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort, Security: security}
 	h.proc = startProcess(t, "HBase on "+address, exec.Command("java", args...), "Master has completed initialization", 3*time.Minute)
 	t.Cleanup(h.proc.stop)
 	return h

@@ -2,6 +2,8 @@ package dataplane
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 
 	"secured.dev/operator/internal/benchresult"
 	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/testpki"
 	"secured.dev/operator/internal/ycsb"
 )
 
@@ -47,10 +50,10 @@ func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 		"threadcount":                         "8",
 	}
 	args := append([]string{}, JDK17Options...)
-	if k := h.Kerberos; k != nil {
-		for p, v := range k.ClientProperties() {
-			all[p] = v
-		}
+	for p, v := range h.Security.ClientProperties() {
+		all[p] = v
+	}
+	if k := h.Security.Kerberos; k != nil {
 		all["principal"], all["keytab"] = "ycsb@"+k.KDC.Realm, k.KDC.Keytab("ycsb")
 		args = append(args, k.KDC.JVMOption())
 	}
@@ -87,7 +90,7 @@ func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 // it creates and loads the table, runs the core workloads from the same definitions the k6
 // driver uses, and exports the same summary the operator reads.
 func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
-	h := StartHBaseStandalone(t, "127.0.0.71", 21810, nil)
+	h := StartHBaseStandalone(t, "127.0.0.71", 21810, HBaseSecurity{})
 	w := func(preset string, ops int64) map[string]string {
 		wl, err := ycsb.Core(preset)
 		if err != nil {
@@ -167,11 +170,21 @@ func checkPublished(t *testing.T, prom *Prometheus, benchmark string, s benchres
 }
 
 // The driver logs in from a keytab and speaks SASL privacy to an HBase whose RPC demands
-// Kerberos (Apache Kerby as the KDC); a client without Kerberos gets no operation through.
-func TestYCSBHBaseDriverWithKerberosPrivacy(t *testing.T) {
+// Kerberos (Apache Kerby as the KDC) and native TLS; a client without Kerberos gets no
+// operation through.
+func TestYCSBHBaseDriverWithKerberosPrivacyAndTLS(t *testing.T) {
 	const address = "127.0.0.74"
 	kdc := StartKDC(t, "SECURED.TEST", "127.0.0.73", 18800, "hbase/"+address+"@SECURED.TEST", "ycsb@SECURED.TEST")
-	h := StartHBaseStandalone(t, address, 21820, &HBaseKerberos{KDC: kdc, Protection: "privacy"})
+	h := StartHBaseStandalone(t, address, 21820, HBaseSecurity{Kerberos: &HBaseKerberos{KDC: kdc, Protection: "privacy"}, TLS: testpki.New(t)})
+	// The region server's RPC port speaks TLS, verified against the test CA.
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(h.Security.TLS.PEM)
+	conn, err := tls.Dial("tcp", address+":16020", &tls.Config{RootCAs: roots, ServerName: address})
+	if err != nil {
+		t.Fatalf("TLS to the region server: %v", err)
+	}
+	t.Logf("region server RPC: %s %s", tls.VersionName(conn.ConnectionState().Version), tls.CipherSuiteName(conn.ConnectionState().CipherSuite))
+	conn.Close()
 	wl, err := ycsb.Core("A")
 	if err != nil {
 		t.Fatal(err)
@@ -179,10 +192,10 @@ func TestYCSBHBaseDriverWithKerberosPrivacy(t *testing.T) {
 	wl.RecordCount, wl.OperationCount = 500, 1000
 	load := wl.Properties()
 	load["createtable"] = "true"
-	if s := runYCSBHBase(t, h, "load", load); s.Operations != 500 || s.Errors != 0 || s.Protocol != "kerberos/privacy" {
+	if s := runYCSBHBase(t, h, "load", load); s.Operations != 500 || s.Errors != 0 || s.Protocol != "tls+kerberos/privacy" {
 		t.Fatalf("load over Kerberos: %+v", s)
 	}
-	if s := runYCSBHBase(t, h, "run", wl.Properties()); s.Operations != 1000 || s.Errors != 0 || s.Protocol != "kerberos/privacy" {
+	if s := runYCSBHBase(t, h, "run", wl.Properties()); s.Operations != 1000 || s.Errors != 0 || s.Protocol != "tls+kerberos/privacy" {
 		t.Fatalf("workload A over Kerberos: %+v", s)
 	}
 
