@@ -90,14 +90,16 @@ const db = cql({
 });
 
 // The measured scenario, or the warm-up: the same load for a fixed time before it.
-function runScenario(length, startTime) {
+function runScenario(length, startTime, measured) {
   // No grace: the scenario's end interrupts the operation in flight, which is not counted, so
   // the measured window is exactly the duration however many operations an iteration runs.
   const common = { exec: 'run', gracefulStop: '0s', startTime };
   if (rate > 0) {
-    return { ...common, executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: length, preAllocatedVUs: vus, maxVUs: vus };
+    // An operation count at a fixed rate is a duration: count / rate seconds.
+    const d = operationCount > 0 && measured ? `${Math.ceil(operationCount / rate)}s` : length;
+    return { ...common, executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: d, preAllocatedVUs: vus, maxVUs: vus };
   }
-  if (operationCount > 0 && length === duration) {
+  if (operationCount > 0 && measured) {
     return { ...common, executor: 'shared-iterations', vus, iterations: operationCount, maxDuration: '24h' };
   }
   return { ...common, executor: 'constant-vus', vus, duration: length };
@@ -107,8 +109,8 @@ function scenarios() {
   if (phase === 'load') {
     return { load: { executor: 'shared-iterations', exec: 'load', vus: Math.min(vus, Math.max(insertCount, 1)), iterations: Math.max(insertCount, 1), maxDuration: '24h' } };
   }
-  const s = { run: runScenario(duration, warmup) };
-  if (warmup !== '0s') s.warmup = runScenario(warmup, '0s');
+  const s = { run: runScenario(duration, warmup, true) };
+  if (warmup !== '0s') s.warmup = runScenario(warmup, '0s', false);
   return s;
 }
 
