@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/url"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/dataplane"
 )
 
 // benchmarkDatastore runs a short workload-A DatastoreBenchmark against a Ready Cassandra
@@ -88,29 +87,15 @@ func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatas
 	})
 }
 
-type promSample struct {
-	Metric map[string]string `json:"metric"`
-	Value  [2]any            `json:"value"`
-}
-
 // promQuery asks the Kind cluster's Prometheus through the API server's service proxy.
-func promQuery(ctx context.Context, query string) ([]promSample, error) {
+func promQuery(ctx context.Context, query string) ([]dataplane.Sample, error) {
 	cs, err := kubernetes.NewForConfig(ctrl.GetConfigOrDie())
 	if err != nil {
 		return nil, err
 	}
 	raw, err := cs.CoreV1().Services("monitoring").ProxyGet("http", "prometheus", "9090", "/api/v1/query", map[string]string{"query": query}).DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w (%s)", url.QueryEscape(query), err, raw)
+		return nil, fmt.Errorf("query %s: %w (%s)", query, err, raw)
 	}
-	var resp struct {
-		Status string `json:"status"`
-		Data   struct {
-			Result []promSample `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, err
-	}
-	return resp.Data.Result, nil
+	return dataplane.DecodeQuery(query, raw)
 }

@@ -66,6 +66,11 @@ func (p *Prometheus) Query(ctx context.Context, query string) ([]Sample, error) 
 	if err != nil {
 		return nil, err
 	}
+	return DecodeQuery(query, body)
+}
+
+// DecodeQuery reads the response of Prometheus's /api/v1/query: the vector, or its error.
+func DecodeQuery(query string, body []byte) ([]Sample, error) {
 	var r struct {
 		Status string `json:"status"`
 		Error  string `json:"error"`
