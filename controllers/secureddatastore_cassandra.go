@@ -35,7 +35,7 @@ import (
 func (r *SecuredDatastoreReconciler) observeCassandra(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
 	sts := &appsv1.StatefulSet{}
-	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: cassandra.NamesOf(ds).StatefulSet()}, sts); {
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: cassandra.NamesOf(ds).StatefulSet()}, sts); {
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil
 	case err != nil:

@@ -32,9 +32,12 @@ const profileRefIndex = "spec.encryption.profileRef"
 
 // SecuredDatastoreReconciler reconciles SecuredDatastores.
 type SecuredDatastoreReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Options  Options
+	Client client.Client
+	// APIReader reads the StatefulSet around the cache: a template read from a stale cache
+	// would take the step just applied for a new one and announce the same roll twice.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Options   Options
 	// Prober scans endpoints; nil uses the real prober.
 	Prober Prober
 }

@@ -27,7 +27,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := (&EncryptionProfileReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&SecuredDatastoreReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&SecuredDatastoreReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	if err := (&DatastoreBenchmarkReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(mgr); err != nil {
