@@ -2,44 +2,97 @@ package dataplane
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"secured.dev/operator/internal/kerberos"
 	"secured.dev/operator/internal/samples"
 )
 
-// KDC is a real Kerberos KDC (Apache Kerby from Maven Central, testdata/Kdc.java) with the
-// test's principals and their keytabs.
+// KDC is the managed KDC (images/kdc/Kdc.java, Apache Kerby from Maven Central) serving the
+// test's principals, with keytabs derived by internal/kerberos exactly as the operator derives them.
 type KDC struct {
 	Realm string
-	Dir   string
-	proc  *process
+	// Address is host:port.
+	Address string
+	Dir     string
+	creds   map[string]kerberos.Credential
+	proc    *process
 }
 
-// StartKDC serves realm on address:port (TCP) with the principals, each exported to
-// <first component>.keytab in the KDC's directory.
+// StartKDC serves realm on address:port (TCP) with the principals (name/host@REALM or
+// name@REALM), each also written to <first component>.keytab in the KDC's directory.
 func StartKDC(t testing.TB, realm, address string, port int, principals ...string) *KDC {
 	t.Helper()
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "kdc-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving Kerby's jars: %v", err)
 	}
-	k := &KDC{Realm: realm, Dir: t.TempDir()}
-	args := []string{"-cp", strings.TrimSpace(string(lib)) + "/*", filepath.Join(samples.RepoRoot(), "internal", "dataplane", "testdata", "Kdc.java"),
-		k.Dir, realm, address, fmt.Sprint(port)}
-	k.proc = startProcess(t, "KDC on "+address, exec.Command("java", append(args, principals...)...), "KDC ready", time.Minute)
-	t.Cleanup(k.proc.stop)
+	k := &KDC{Realm: realm, Address: fmt.Sprintf("%s:%d", address, port), Dir: t.TempDir(), creds: map[string]kerberos.Credential{}}
+	byName := map[string][]string{}
+	var all []kerberos.Credential
+	for _, p := range principals {
+		pw, err := kerberos.NewPassword()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := kerberos.Credential{Principal: p, Password: pw}
+		k.creds[p] = c
+		all = append(all, c)
+		name := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '@' })[0]
+		byName[name] = append(byName[name], p)
+	}
+	for name, ps := range byName {
+		k.WriteKeytab(t, k.Keytab(name), ps...)
+	}
+	file := filepath.Join(k.Dir, "principals")
+	write(t, file, string(kerberos.PrincipalsFile(all)))
+	write(t, k.Krb5Conf(), kerberos.Krb5Conf(realm, k.Address))
+	args := []string{"-cp", strings.TrimSpace(string(lib)) + "/*", filepath.Join(samples.RepoRoot(), "images", "kdc", "Kdc.java"),
+		realm, address, fmt.Sprint(port), file}
+	k.proc = startProcess(t, "KDC on "+address, exec.Command("java", args...), "KDC ready", time.Minute)
 	return k
+}
+
+// WriteKeytab writes the keys of the principals to path, as the operator writes a pod's keytab.
+func (k *KDC) WriteKeytab(t testing.TB, path string, principals ...string) {
+	t.Helper()
+	var creds []kerberos.Credential
+	for _, p := range principals {
+		c, ok := k.creds[p]
+		if !ok {
+			t.Fatalf("the KDC serves no principal %s", p)
+		}
+		creds = append(creds, c)
+	}
+	b, err := kerberos.Keytab(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Krb5Conf is the client configuration that points at this KDC.
 func (k *KDC) Krb5Conf() string { return filepath.Join(k.Dir, "krb5.conf") }
 
-// Keytab of the principal whose first component is name.
+// Keytab of the principals whose first component is name.
 func (k *KDC) Keytab(name string) string { return filepath.Join(k.Dir, name+".keytab") }
 
 // JVMOption points a JVM at this KDC.
 func (k *KDC) JVMOption() string { return "-Djava.security.krb5.conf=" + k.Krb5Conf() }
+
+func write(t testing.TB, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

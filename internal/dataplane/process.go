@@ -3,7 +3,6 @@ package dataplane
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
@@ -15,15 +14,25 @@ import (
 // process is a datastore process a test started: its output is kept for failure messages,
 // and it runs in a process group of its own, so stopping it stops only what the test started.
 type process struct {
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	log bytes.Buffer
+	cmd    *exec.Cmd
+	what   string
+	exited chan struct{} // closed when its output ends
+	mu     sync.Mutex
+	log    bytes.Buffer
 }
 
 // startProcess starts cmd and waits until it prints a line containing ready.
 func startProcess(t testing.TB, what string, cmd *exec.Cmd, ready string, timeout time.Duration) *process {
 	t.Helper()
-	p := &process{cmd: cmd}
+	p := launch(t, what, cmd)
+	p.waitFor(t, ready, timeout)
+	return p
+}
+
+// launch starts cmd without waiting; the test's end stops it.
+func launch(t testing.TB, what string, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, what: what, exited: make(chan struct{})}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -33,35 +42,41 @@ func startProcess(t testing.TB, what string, cmd *exec.Cmd, ready string, timeou
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan error, 1)
+	t.Cleanup(p.stop)
 	go func() {
+		defer close(p.exited)
 		s := bufio.NewScanner(stdout)
 		s.Buffer(make([]byte, 64*1024), 1024*1024)
-		seen := false
 		for s.Scan() {
-			line := s.Text()
 			p.mu.Lock()
-			p.log.WriteString(line + "\n")
+			p.log.WriteString(s.Text() + "\n")
 			p.mu.Unlock()
-			if !seen && strings.Contains(line, ready) {
-				seen = true
-				started <- nil
-			}
-		}
-		if !seen {
-			started <- fmt.Errorf("%s exited before it was ready", what)
 		}
 	}()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("%v; last log lines:\n%s", err, tail(p.Log(), 30))
-		}
-	case <-time.After(timeout):
-		p.stop()
-		t.Fatalf("%s not ready in %s; last log lines:\n%s", what, timeout, tail(p.Log(), 30))
-	}
 	return p
+}
+
+// waitFor waits until the process has printed a line containing ready.
+func (p *process) waitFor(t testing.TB, ready string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if strings.Contains(p.Log(), ready) {
+			return
+		}
+		select {
+		case <-p.exited:
+			if strings.Contains(p.Log(), ready) {
+				return
+			}
+			t.Fatalf("%s exited before it was ready; last log lines:\n%s", p.what, tail(p.Log(), 30))
+		case <-deadline:
+			t.Fatalf("%s not ready in %s; last log lines:\n%s", p.what, timeout, tail(p.Log(), 30))
+		case <-tick.C:
+		}
+	}
 }
 
 // Log returns what the process printed so far.

@@ -38,7 +38,6 @@ func StartPrometheus(t testing.TB, address string) *Prometheus {
 		"--web.listen-address="+address, "--web.enable-remote-write-receiver", "--enable-feature=native-histograms")
 	p := &Prometheus{Address: address}
 	p.proc = startProcess(t, "Prometheus on "+address, cmd, "Server is ready to receive web requests", time.Minute)
-	t.Cleanup(p.proc.stop)
 	return p
 }
 

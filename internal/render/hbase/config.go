@@ -1,0 +1,379 @@
+// Package hbase renders the configuration of an HBase cluster on HDFS and ZooKeeper from a
+// datastore's effective encryption: hbase-site.xml, core-site.xml, hdfs-site.xml,
+// ssl-server.xml, zoo.cfg and krb5.conf. The same files configure the pods and the data-plane
+// tests' real processes.
+//
+// One file set serves every process of a cluster. What differs per process comes from its
+// environment, which Hadoop's Configuration expands (${env.NAME}): HostEnv is the name peers use
+// to reach the process (its principal's host), BindEnv the address it listens on.
+package hbase
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/kerberos"
+)
+
+// Ports of the cluster's services (the upstream defaults).
+const (
+	ZooKeeperPort         = 2181
+	ZooKeeperPeerPort     = 2888
+	ZooKeeperElectionPort = 3888
+	NameNodePort          = 8020
+	NameNodeHTTPPort      = 9870
+	NameNodeHTTPSPort     = 9871
+	DataNodePort          = 9866 // block data transfer
+	DataNodeIPCPort       = 9867
+	DataNodeHTTPPort      = 9864
+	DataNodeHTTPSPort     = 9865
+	MasterPort            = 16000
+	RegionServerPort      = 16020
+)
+
+// Environment variables every process sets.
+const (
+	// HostEnv: the host name peers reach this process by, and its principal's host.
+	HostEnv = "SD_HOST"
+	// BindEnv: the address the process listens on (0.0.0.0 in pods).
+	BindEnv = "SD_BIND"
+	// KeystorePasswordEnv: the password of the PKCS#12 keystore HDFS's HTTPS server reads.
+	KeystorePasswordEnv = "SD_KEYSTORE_PASSWORD"
+)
+
+// Kerberos service names of the principals (service/host@REALM), and the local users they map to.
+const (
+	NameNodeService = "nn"
+	DataNodeService = "dn"
+	HBaseService    = "hbase"
+	HTTPService     = "HTTP" // SPNEGO, for HDFS's web servers
+	hdfsUser        = "hdfs"
+	hbaseUser       = "hbase"
+)
+
+// Layout is where a process finds its files.
+type Layout struct {
+	// DataDir holds ZooKeeper's snapshots, the NameNode's metadata and the DataNode's blocks.
+	DataDir string
+	// KeytabDir holds service.keytab, the keys of every principal of the process's pod.
+	KeytabDir string
+	// TLSDir holds cert-manager's Secret: tls-combined.pem (HBase's PEM keystore) and
+	// keystore.p12 (HDFS's HTTPS keystore).
+	TLSDir string
+	// TrustDir holds ca.crt, the CAs the process trusts.
+	TrustDir string
+}
+
+// PodLayout is the layout in the pods.
+var PodLayout = Layout{DataDir: "/data", KeytabDir: "/etc/secured/keytab", TLSDir: "/etc/secured/tls", TrustDir: "/etc/secured/trust"}
+
+// Keytab is the keytab file every service reads.
+func (l Layout) Keytab() string { return l.KeytabDir + "/service.keytab" }
+
+// Cluster is what the configuration needs to know about the cluster.
+type Cluster struct {
+	// ZooKeeper: host names of the ensemble's servers, in server-id order.
+	ZooKeeper []string
+	// NameNode: host name of the NameNode.
+	NameNode string
+	// Replication of HDFS blocks.
+	Replication int
+	// Realm and KDC (host:port) when the profile uses Kerberos.
+	Realm, KDC string
+	Layout     Layout
+}
+
+// Files renders every configuration file, by name.
+func Files(c Cluster, enc v1alpha1.EffectiveEncryption) (map[string]string, error) {
+	s, err := securityOf(c, enc)
+	if err != nil {
+		return nil, err
+	}
+	if c.Layout == (Layout{}) {
+		c.Layout = PodLayout
+	}
+	files := map[string]string{
+		"core-site.xml":    siteXML(coreSite(c, s)),
+		"hdfs-site.xml":    siteXML(hdfsSite(c, s)),
+		"hbase-site.xml":   siteXML(hbaseSite(c, s)),
+		"zoo.cfg":          zooCfg(c),
+		"log4j.properties": log4j,
+	}
+	if s.kerberos {
+		files["krb5.conf"] = kerberos.Krb5Conf(c.Realm, c.KDC)
+		files["ssl-server.xml"] = siteXML(sslServer(c))
+	}
+	return files, nil
+}
+
+// security is the effective profile in the terms of the files.
+type security struct {
+	kerberos   bool
+	hbase      *v1alpha1.HBaseSecurity
+	tls        bool // the RPC servers speak TLS
+	plaintext  bool // and also accept plaintext (a transition step)
+	tlsPeers   bool // servers reach each other over TLS
+	tlsChannel v1alpha1.EffectiveChannel
+}
+
+func securityOf(c Cluster, enc v1alpha1.EffectiveEncryption) (security, error) {
+	h := enc.HBase
+	if h == nil {
+		return security{}, fmt.Errorf("the effective profile has no hbase settings: resolve it for engine HBase")
+	}
+	s := security{hbase: h, kerberos: h.Authentication == v1alpha1.AuthenticationKerberos, tlsChannel: enc.ClientToNode}
+	if s.kerberos && (c.Realm == "" || c.KDC == "") {
+		return s, fmt.Errorf("Kerberos needs a realm and a KDC")
+	}
+	if *h.DataTransfer.Encrypt && !s.kerberos {
+		// HDFS hands out data-encryption keys with block access tokens, which need Kerberos.
+		return s, fmt.Errorf("hbase.dataTransfer.encrypt needs authentication: Kerberos")
+	}
+	s.tls = enc.ClientToNode.Mode != v1alpha1.ChannelDisabled
+	s.plaintext = enc.ClientToNode.Mode == v1alpha1.ChannelOptional
+	s.tlsPeers = enc.NodeToNode.Mode == v1alpha1.ChannelRequired
+	if enc.NodeToNode.Mode != v1alpha1.ChannelDisabled && !s.tls {
+		return s, fmt.Errorf("nodeToNode TLS needs clientToNode TLS: HBase serves clients and peers on one RPC port")
+	}
+	return s, nil
+}
+
+func lower(p v1alpha1.SASLProtection) string { return strings.ToLower(string(p)) }
+
+func coreSite(c Cluster, s security) map[string]string {
+	p := map[string]string{
+		"fs.defaultFS":                   fmt.Sprintf("hdfs://%s:%d", c.NameNode, NameNodePort),
+		"hadoop.security.authentication": "simple",
+		// HBase owns this HDFS: it may create /hbase and act as a superuser in it.
+		"hadoop.user.group.static.mapping.overrides": hbaseUser + "=supergroup;dr.who=;",
+	}
+	if s.kerberos {
+		p["hadoop.security.authentication"] = "kerberos"
+		p["hadoop.security.authorization"] = "true"
+		p["hadoop.rpc.protection"] = lower(s.hbase.HadoopRPCProtection)
+		p["hadoop.security.auth_to_local"] = strings.Join([]string{
+			rule(NameNodeService, c.Realm, hdfsUser), rule(DataNodeService, c.Realm, hdfsUser),
+			rule(HBaseService, c.Realm, hbaseUser), rule(HTTPService, c.Realm, hdfsUser), "DEFAULT",
+		}, "\n")
+	}
+	return p
+}
+
+// rule maps every host's principal of a service to one local user.
+func rule(service, realm, user string) string {
+	return fmt.Sprintf("RULE:[2:$1@$0](%s@%s)s/.*/%s/", service, realm, user)
+}
+
+func hdfsSite(c Cluster, s security) map[string]string {
+	host, bind := "${env."+HostEnv+"}", "${env."+BindEnv+"}"
+	l := c.Layout
+	p := map[string]string{
+		"dfs.replication":                    fmt.Sprint(c.Replication),
+		"dfs.namenode.name.dir":              "file://" + l.DataDir + "/namenode",
+		"dfs.datanode.data.dir":              "file://" + l.DataDir + "/datanode",
+		"dfs.namenode.rpc-address":           fmt.Sprintf("%s:%d", c.NameNode, NameNodePort),
+		"dfs.namenode.rpc-bind-host":         bind,
+		"dfs.namenode.http-address":          fmt.Sprintf("%s:%d", c.NameNode, NameNodeHTTPPort),
+		"dfs.namenode.https-address":         fmt.Sprintf("%s:%d", c.NameNode, NameNodeHTTPSPort),
+		"dfs.namenode.http-bind-host":        bind,
+		"dfs.namenode.https-bind-host":       bind,
+		"dfs.datanode.address":               fmt.Sprintf("%s:%d", bind, DataNodePort),
+		"dfs.datanode.ipc.address":           fmt.Sprintf("%s:%d", bind, DataNodeIPCPort),
+		"dfs.datanode.http.address":          fmt.Sprintf("%s:%d", bind, DataNodeHTTPPort),
+		"dfs.datanode.https.address":         fmt.Sprintf("%s:%d", bind, DataNodeHTTPSPort),
+		"dfs.datanode.hostname":              host,
+		"dfs.client.use.datanode.hostname":   "true",
+		"dfs.datanode.use.datanode.hostname": "true",
+		// Pod addresses reverse-resolve to names the DataNodes do not register with.
+		"dfs.namenode.datanode.registration.ip-hostname-check": "false",
+		"dfs.namenode.safemode.min.datanodes":                  "1",
+	}
+	if !s.kerberos {
+		return p
+	}
+	keytab := l.Keytab()
+	principal := func(service string) string { return kerberos.Service(service, "_HOST", c.Realm) }
+	d := s.hbase.DataTransfer
+	for k, v := range map[string]string{
+		"dfs.block.access.token.enable":                   "true",
+		"dfs.namenode.kerberos.principal":                 principal(NameNodeService),
+		"dfs.namenode.keytab.file":                        keytab,
+		"dfs.namenode.kerberos.internal.spnego.principal": principal(HTTPService),
+		"dfs.datanode.kerberos.principal":                 principal(DataNodeService),
+		"dfs.datanode.keytab.file":                        keytab,
+		"dfs.web.authentication.kerberos.principal":       principal(HTTPService),
+		"dfs.web.authentication.kerberos.keytab":          keytab,
+		// A secure DataNode without privileged ports authenticates block transfers with SASL,
+		// which HDFS allows only when its web servers speak HTTPS alone.
+		"dfs.data.transfer.protection": lower(d.Protection),
+		"dfs.http.policy":              "HTTPS_ONLY",
+		"dfs.encrypt.data.transfer":    fmt.Sprint(*d.Encrypt),
+	} {
+		p[k] = v
+	}
+	if *d.Encrypt {
+		// The plural key: HDFS ignores dfs.encrypt.data.transfer.cipher.suite without a word.
+		p["dfs.encrypt.data.transfer.cipher.suites"] = d.CipherSuite
+		p["dfs.encrypt.data.transfer.cipher.key.bitlength"] = fmt.Sprint(d.KeyBitLength)
+	}
+	return p
+}
+
+func hbaseSite(c Cluster, s security) map[string]string {
+	host, bind := "${env."+HostEnv+"}", "${env."+BindEnv+"}"
+	p := map[string]string{
+		"hbase.cluster.distributed":           "true",
+		"hbase.rootdir":                       fmt.Sprintf("hdfs://%s:%d/hbase", c.NameNode, NameNodePort),
+		"hbase.zookeeper.quorum":              strings.Join(c.ZooKeeper, ","),
+		"hbase.zookeeper.property.clientPort": fmt.Sprint(ZooKeeperPort),
+		"hbase.master.hostname":               host,
+		"hbase.unsafe.regionserver.hostname":  host,
+		"hbase.master.ipc.address":            bind,
+		"hbase.regionserver.ipc.address":      bind,
+		"hbase.master.port":                   fmt.Sprint(MasterPort),
+		"hbase.regionserver.port":             fmt.Sprint(RegionServerPort),
+		// The web UIs are off: they would be one more unauthenticated, unencrypted port.
+		"hbase.master.info.port":       "-1",
+		"hbase.regionserver.info.port": "-1",
+		"hbase.rpc.server.impl":        "org.apache.hadoop.hbase.ipc.NettyRpcServer",
+	}
+	for k, v := range ClientProperties(c, s.hbaseEnc()) {
+		p[k] = v
+	}
+	if s.kerberos {
+		p["hbase.master.keytab.file"] = c.Layout.Keytab()
+		p["hbase.regionserver.keytab.file"] = c.Layout.Keytab()
+	}
+	if s.tls {
+		l := c.Layout
+		ch := s.tlsChannel
+		p["hbase.server.netty.tls.enabled"] = "true"
+		p["hbase.server.netty.tls.supportplaintext"] = fmt.Sprint(s.plaintext)
+		p["hbase.server.netty.tls.client.auth.mode"] = map[v1alpha1.ClientAuth]string{
+			v1alpha1.ClientAuthRequired: "NEED", v1alpha1.ClientAuthOptional: "WANT",
+		}[ch.ClientAuth]
+		if p["hbase.server.netty.tls.client.auth.mode"] == "" {
+			p["hbase.server.netty.tls.client.auth.mode"] = "NONE"
+		}
+		p["hbase.rpc.tls.keystore.location"] = l.TLSDir + "/tls-combined.pem"
+		p["hbase.rpc.tls.keystore.type"] = "PEM"
+		// The servers are each other's clients: nodeToNode decides whether they use TLS.
+		p["hbase.client.netty.tls.enabled"] = fmt.Sprint(s.tlsPeers)
+		// A renewed certificate is picked up without a restart.
+		p["hbase.rpc.tls.certReload"] = "true"
+	}
+	return p
+}
+
+// hbaseEnc is the effective profile as the servers see it.
+func (s security) hbaseEnc() v1alpha1.EffectiveEncryption {
+	return v1alpha1.EffectiveEncryption{ClientToNode: s.tlsChannel, HBase: s.hbase}
+}
+
+// ClientProperties are what an HBase client (the benchmark driver, an application) sets to
+// reach the cluster with the profile: ZooKeeper, Kerberos and SASL, TLS.
+func ClientProperties(c Cluster, enc v1alpha1.EffectiveEncryption) map[string]string {
+	if c.Layout == (Layout{}) {
+		c.Layout = PodLayout
+	}
+	p := map[string]string{
+		"hbase.zookeeper.quorum":              strings.Join(c.ZooKeeper, ","),
+		"hbase.zookeeper.property.clientPort": fmt.Sprint(ZooKeeperPort),
+	}
+	if h := enc.HBase; h != nil && h.Authentication == v1alpha1.AuthenticationKerberos {
+		p["hadoop.security.authentication"] = "kerberos"
+		p["hbase.security.authentication"] = "kerberos"
+		p["hbase.rpc.protection"] = lower(h.HBaseRPCProtection)
+		p["hbase.master.kerberos.principal"] = kerberos.Service(HBaseService, "_HOST", c.Realm)
+		p["hbase.regionserver.kerberos.principal"] = kerberos.Service(HBaseService, "_HOST", c.Realm)
+		p["hbase.rpc.crypto.encryption.aes.enabled"] = fmt.Sprint(*h.AESTransform)
+	}
+	if ch := enc.ClientToNode; ch.Mode == v1alpha1.ChannelRequired {
+		p["hbase.client.netty.tls.enabled"] = "true"
+	}
+	if ch := enc.ClientToNode; ch.Mode != v1alpha1.ChannelDisabled {
+		p["hbase.rpc.tls.truststore.location"] = c.Layout.TrustDir + "/ca.crt"
+		p["hbase.rpc.tls.truststore.type"] = "PEM"
+		p["hbase.rpc.tls.enabledProtocols"] = joinProtocols(ch.Protocols)
+		p["hbase.rpc.tls.protocol"] = string(ch.Protocols[len(ch.Protocols)-1])
+		p["hbase.rpc.tls.ciphersuites"] = strings.Join(jsseNames(ch.CipherSuites), ",")
+	}
+	return p
+}
+
+func joinProtocols(ps []v1alpha1.TLSProtocol) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return strings.Join(out, ",")
+}
+
+// jsseNames maps IANA suite names to the JDK's (HBase's TLS is the JDK's).
+func jsseNames(iana []string) []string {
+	out := make([]string, 0, len(iana))
+	for _, name := range iana {
+		if s, ok := crypto.Lookup(name); ok && s.JSSEName != "" {
+			out = append(out, s.JSSEName)
+		} else {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func sslServer(c Cluster) map[string]string {
+	return map[string]string{
+		"ssl.server.keystore.location":    c.Layout.TLSDir + "/keystore.p12",
+		"ssl.server.keystore.type":        "pkcs12",
+		"ssl.server.keystore.password":    "${env." + KeystorePasswordEnv + "}",
+		"ssl.server.keystore.keypassword": "${env." + KeystorePasswordEnv + "}",
+	}
+}
+
+func zooCfg(c Cluster) string {
+	lines := []string{
+		"tickTime=2000", "initLimit=10", "syncLimit=5",
+		"dataDir=" + c.Layout.DataDir + "/zookeeper",
+		fmt.Sprintf("clientPort=%d", ZooKeeperPort),
+		// The admin server is one more unauthenticated HTTP port.
+		"admin.enableServer=false",
+		"4lw.commands.whitelist=ruok,srvr",
+	}
+	if len(c.ZooKeeper) > 1 {
+		lines = append(lines, "quorumListenOnAllIPs=true")
+		for i, h := range c.ZooKeeper {
+			lines = append(lines, fmt.Sprintf("server.%d=%s:%d:%d", i+1, h, ZooKeeperPeerPort, ZooKeeperElectionPort))
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+const log4j = `log4j.rootLogger=INFO,console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+`
+
+// siteXML renders Hadoop-style properties, sorted by name so the files are stable.
+func siteXML(props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  <property><name>%s</name><value>%s</value></property>\n", k, xmlEscape(props[k]))
+	}
+	b.WriteString("</configuration>\n")
+	return b.String()
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
