@@ -45,6 +45,11 @@ var CassandraInternode = Options{Plaintext: PlaintextGreeting, Greeting: Cassand
 // flags announcing messaging version 12 (4.0), after which a plaintext listener expects more.
 var CassandraInternodeGreeting = []byte{0xCA, 0x55, 0x2D, 0xFA, 0x00, 0x00, 0x0C, 0x00}
 
+// HBaseRPC probes an HBase Master or RegionServer RPC port: plaintext tested with the RPC
+// preamble ("HBas", version 0, SIMPLE authentication), after which a plaintext server waits
+// for the connection header and a TLS-only one closes.
+var HBaseRPC = Options{Plaintext: PlaintextGreeting, Greeting: []byte{'H', 'B', 'a', 's', 0x00, 0x50}}
+
 // Options tune a scan.
 type Options struct {
 	// ServerName is sent as SNI and used for nothing else (certificates are reported, not verified).

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
 )
 
 // CA issues certificates.
@@ -107,14 +109,23 @@ func (ca *CA) WriteSecret(t testing.TB, dir string, names ...string) {
 	ca.WriteSecretWithKey(t, dir, false, names...)
 }
 
+// KeystorePassword protects keystore.p12, as the password Secret cert-manager is given would.
+const KeystorePassword = "test-keystore-password"
+
 // WriteSecretWithKey is WriteSecret with an RSA key when rsaKey is set (for suites with _RSA_
-// authentication), else ECDSA.
+// authentication), else ECDSA. It also writes keystore.p12 (PKCS#12, KeystorePassword), as
+// cert-manager does for a Certificate with keystores.pkcs12.
 func (ca *CA) WriteSecretWithKey(t testing.TB, dir string, rsaKey bool, names ...string) {
 	t.Helper()
 	c := ca.Issue(t, rsaKey, names...)
+	p12, err := pkcs12.Modern.Encode(c.TLS.PrivateKey, c.TLS.Leaf, []*x509.Certificate{ca.cert}, KeystorePassword)
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string][]byte{
 		"tls.key": c.KeyPEM, "tls.crt": c.CertPEM, "ca.crt": ca.PEM,
 		"tls-combined.pem": append(append([]byte{}, c.KeyPEM...), c.CertPEM...),
+		"keystore.p12":     p12,
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
