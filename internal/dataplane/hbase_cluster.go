@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +79,13 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	mkfile(t, filepath.Join(dir, "client", "hbase-site.xml"), siteXML(client))
 	c.CA.WriteSecretWithKey(t, c.Cluster.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
 
+	t.Cleanup(func() {
+		if t.Failed() {
+			for role, p := range c.procs {
+				t.Logf("last lines of the %s:\n%s", role, tail(withoutClasspath(p.Log()), 25))
+			}
+		}
+	})
 	began := time.Now()
 	if kerberized {
 		var service []string
@@ -200,6 +208,12 @@ func (c *HBaseCluster) clientJVM() []string {
 	}
 	jvm = append(jvm, JDK17Options...)
 	return append(jvm, "-cp", filepath.Join(c.dir, "client")+":"+c.lib+"/*")
+}
+
+// withoutClasspath drops Hadoop's start-up line listing every jar.
+func withoutClasspath(log string) string {
+	lines := strings.Split(log, "\n")
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return strings.Contains(l, "classpath = ") }), "\n")
 }
 
 func mkfile(t testing.TB, path, body string) {

@@ -71,9 +71,9 @@ func (p *process) waitFor(t testing.TB, ready string, timeout time.Duration) {
 			if strings.Contains(p.Log(), ready) {
 				return
 			}
-			t.Fatalf("%s exited before it was ready; last log lines:\n%s", p.what, tail(p.Log(), 30))
+			t.Fatalf("%s exited before it was ready; last log lines:\n%s", p.what, tail(withoutClasspath(p.Log()), 30))
 		case <-deadline:
-			t.Fatalf("%s not ready in %s; last log lines:\n%s", p.what, timeout, tail(p.Log(), 30))
+			t.Fatalf("%s not ready in %s; last log lines:\n%s", p.what, timeout, tail(withoutClasspath(p.Log()), 30))
 		case <-tick.C:
 		}
 	}
