@@ -67,6 +67,9 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		}
 	}
 
+	if engine == v1alpha1.EngineHBase {
+		errs = unifyHBaseChannels(&res.Effective, merged.NodeToNode, root.Child("nodeToNode"), errs)
+	}
 	if merged.HBase != nil {
 		if engine != v1alpha1.EngineHBase {
 			errs = append(errs, field.Forbidden(root.Child("hbase"), "hbase settings (Kerberos, SASL, HDFS encryption) apply only to engine HBase: remove them or use an HBase datastore"))
@@ -380,6 +383,41 @@ func setDefault[T comparable](dst *T, v T) {
 	if *dst == zero {
 		*dst = v
 	}
+}
+
+// unifyHBaseChannels: an HBase Master or RegionServer serves clients and its peers on one RPC
+// port with one TLS configuration; clientToNode describes it, and nodeToNode only says whether
+// the servers use TLS when they call each other. So node-to-node TLS needs client-to-node TLS
+// and cannot accept other protocols, suites or client authentication than it.
+func unifyHBaseChannels(e *v1alpha1.EffectiveEncryption, rr *v1alpha1.NodeToNodeEncryption, path *field.Path, errs field.ErrorList) field.ErrorList {
+	if e.ClientToNode.Mode != v1alpha1.ChannelDisabled {
+		// The image ships no netty-tcnative: HBase's RPC TLS is the JDK's.
+		e.ClientToNode.Engine, e.ClientToNode.EngineReason = v1alpha1.TLSEngineJDK, "HBase's RPC TLS runs on the JDK's engine"
+	}
+	ar, n := e.ClientToNode, &e.NodeToNode
+	if n.Mode == v1alpha1.ChannelDisabled {
+		return errs
+	}
+	if ar.Mode == v1alpha1.ChannelDisabled {
+		return append(errs, field.Invalid(path.Child("mode"), n.Mode,
+			"HBase serves clients and peers on one RPC port: node-to-node TLS needs clientToNode.mode Optional or Required"))
+	}
+	var tls *v1alpha1.TLSSettings
+	if rr != nil {
+		tls = rr.TLS
+	}
+	tp := path.Child("tls")
+	if tls != nil && tls.Protocols != nil && !slices.Equal(n.Protocols, ar.Protocols) {
+		errs = append(errs, field.Invalid(tp.Child("protocols"), tls.Protocols, "HBase has one TLS configuration per RPC port: use clientToNode's protocols or remove this list"))
+	}
+	if tls != nil && tls.CipherSuites != nil && !slices.Equal(n.CipherSuites, ar.CipherSuites) {
+		errs = append(errs, field.Invalid(tp.Child("cipherSuites"), tls.CipherSuites, "HBase has one TLS configuration per RPC port: use clientToNode's cipher suites or remove this list"))
+	}
+	if tls != nil && tls.ClientAuth != "" && tls.ClientAuth != ar.ClientAuth {
+		errs = append(errs, field.Invalid(tp.Child("clientAuth"), tls.ClientAuth, "HBase asks every caller of an RPC port for a certificate or none: set clientToNode.tls.clientAuth instead"))
+	}
+	n.Protocols, n.CipherSuites, n.ClientAuth, n.Engine, n.EngineReason = ar.Protocols, ar.CipherSuites, ar.ClientAuth, ar.Engine, ar.EngineReason
+	return errs
 }
 
 // unifyEngines: Cassandra chooses one TLS engine for the whole process

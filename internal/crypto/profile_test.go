@@ -174,7 +174,10 @@ func TestCrossObjectErrorsNameTheField(t *testing.T) {
 	if len(errs) != 1 || errs[0].Field != "spec.encryption.hbase" {
 		t.Errorf("an HBase profile on a Cassandra datastore: %v", errs)
 	}
-	scoped := &v1alpha1.EncryptionSettings{NodeToNode: &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}, Scope: v1alpha1.ScopeDatacenter}}
+	scoped := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}, Scope: v1alpha1.ScopeDatacenter},
+	}
 	_, errs = Resolve(scoped, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
 	if len(errs) != 1 || errs[0].Field != "spec.encryption.nodeToNode.scope" {
 		t.Errorf("a Cassandra scope on HBase: %v", errs)
@@ -219,8 +222,44 @@ func TestCassandraRunsOneEngine(t *testing.T) {
 	if rr.Engine != v1alpha1.TLSEngineJDK || !strings.Contains(rr.EngineReason, "one TLS engine") {
 		t.Errorf("node-to-node engine %s (%s); want JDK because client-to-node needs it", rr.Engine, rr.EngineReason)
 	}
-	res, _ = Resolve(s, nil, v1alpha1.EngineHBase, field.NewPath("spec"))
-	if res.Effective.NodeToNode.Engine != v1alpha1.TLSEngineOpenSSL {
-		t.Errorf("HBase chooses per channel; got %s", res.Effective.NodeToNode.Engine)
+}
+
+// An HBase server has one RPC port and one TLS configuration for clients and peers:
+// nodeToNode takes clientToNode's, and contradictions are refused by field.
+func TestHBaseHasOneTLSConfigurationPerPort(t *testing.T) {
+	path := field.NewPath("spec", "encryption")
+	s := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: tlsChannel(v1alpha1.ChannelRequired, "", []v1alpha1.TLSProtocol{v1alpha1.TLSv13}, "TLS_AES_256_GCM_SHA384")},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}},
+	}
+	res, errs := Resolve(s, nil, v1alpha1.EngineHBase, path)
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	ar, rr := res.Effective.ClientToNode, res.Effective.NodeToNode
+	if fmt.Sprint(rr.Protocols, rr.CipherSuites, rr.ClientAuth, rr.Engine) != fmt.Sprint(ar.Protocols, ar.CipherSuites, ar.ClientAuth, ar.Engine) || ar.Engine != v1alpha1.TLSEngineJDK {
+		t.Errorf("nodeToNode %+v, clientToNode %+v: want the same TLS on the JDK", rr, ar)
+	}
+
+	for _, tc := range []struct {
+		field string
+		rr    v1alpha1.ChannelEncryption
+		ar    v1alpha1.ChannelMode
+	}{
+		{"spec.encryption.nodeToNode.mode", v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}, v1alpha1.ChannelDisabled},
+		{"spec.encryption.nodeToNode.tls.protocols", tlsChannel(v1alpha1.ChannelRequired, "", []v1alpha1.TLSProtocol{v1alpha1.TLSv12}), v1alpha1.ChannelRequired},
+		{"spec.encryption.nodeToNode.tls.clientAuth", v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired, TLS: &v1alpha1.TLSSettings{ClientAuth: v1alpha1.ClientAuthRequired}}, v1alpha1.ChannelRequired},
+	} {
+		bad := &v1alpha1.EncryptionSettings{
+			ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: tc.ar}},
+			NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: tc.rr},
+		}
+		if tc.ar == v1alpha1.ChannelRequired {
+			bad.ClientToNode.TLS = &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}
+		}
+		_, errs := Resolve(bad, nil, v1alpha1.EngineHBase, path)
+		if len(errs) != 1 || errs[0].Field != tc.field {
+			t.Errorf("want one error on %s, got %v", tc.field, errs)
+		}
 	}
 }

@@ -262,6 +262,9 @@ func hbaseSite(c Cluster, s security) map[string]string {
 		if p["hbase.server.netty.tls.client.auth.mode"] == "" {
 			p["hbase.server.netty.tls.client.auth.mode"] = "NONE"
 		}
+		// A client certificate is checked against the CA; a client's host name cannot be
+		// (pod addresses reverse-resolve to nothing it was issued for).
+		p["hbase.server.netty.tls.verify.client.hostname"] = "false"
 		p["hbase.rpc.tls.keystore.location"] = l.TLSDir + "/tls-combined.pem"
 		p["hbase.rpc.tls.keystore.type"] = "PEM"
 		// The servers are each other's clients: nodeToNode decides whether they use TLS.

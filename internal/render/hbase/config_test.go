@@ -1,0 +1,138 @@
+package hbase
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/golden"
+	"secured.dev/operator/internal/samples"
+)
+
+var cluster = Cluster{
+	ZooKeeper: []string{"events-zk-0.events-zk.db.svc.cluster.local", "events-zk-1.events-zk.db.svc.cluster.local", "events-zk-2.events-zk.db.svc.cluster.local"},
+	NameNode:  "events-nn-0.events-nn.db.svc.cluster.local", Replication: 3,
+	Realm: "EVENTS.DB.SVC", KDC: "events-kdc.db.svc.cluster.local:88",
+}
+
+func resolve(t *testing.T, s *v1alpha1.EncryptionSettings) v1alpha1.EffectiveEncryption {
+	t.Helper()
+	res, errs := crypto.Resolve(s, nil, v1alpha1.EngineHBase, field.NewPath("spec"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return res.Effective
+}
+
+// concat joins the files of a cluster, by name, into one reviewable golden file.
+func concat(files map[string]string) []byte {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString("=== " + n + "\n" + files[n])
+	}
+	return []byte(b.String())
+}
+
+// Every shipped HBase profile, and plaintext, renders to its golden file set.
+func TestShippedProfilesRenderToGoldenFiles(t *testing.T) {
+	profiles, err := samples.Profiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]*v1alpha1.EncryptionSettings{"plaintext": {
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+	}}
+	for _, p := range profiles {
+		if p.Spec.HBase != nil {
+			cases[p.Name] = &p.Spec.EncryptionSettings
+		}
+	}
+	if len(cases) < 7 {
+		t.Fatalf("%d HBase profiles; the catalogue ships six", len(cases)-1)
+	}
+	for name, s := range cases {
+		files, err := Files(cluster, resolve(t, s))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		golden.Check(t, name+".files", concat(files))
+		all := string(concat(files))
+		if strings.Contains(all, "dfs.encrypt.data.transfer.cipher.suite<") {
+			t.Errorf("%s: the singular cipher-suite key, which HDFS ignores", name)
+		}
+	}
+}
+
+// The settings a profile names land in the keys Hadoop and HBase read.
+func TestProfileSettingsReachTheirKeys(t *testing.T) {
+	p, err := samples.Profile("hbase-kerberos-privacy-aes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(cluster, resolve(t, &p.Spec.EncryptionSettings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string][]string{
+		"hbase-site.xml": {prop("hbase.security.authentication", "kerberos"), prop("hbase.rpc.protection", "privacy"), prop("hbase.rpc.crypto.encryption.aes.enabled", "true"),
+			prop("hbase.regionserver.kerberos.principal", "hbase/_HOST@EVENTS.DB.SVC")},
+		"core-site.xml": {prop("hadoop.security.authentication", "kerberos"), prop("hadoop.rpc.protection", "privacy")},
+		"hdfs-site.xml": {prop("dfs.encrypt.data.transfer", "true"), prop("dfs.encrypt.data.transfer.cipher.suites", "AES/CTR/NoPadding"),
+			prop("dfs.encrypt.data.transfer.cipher.key.bitlength", "256"), prop("dfs.data.transfer.protection", "privacy"), prop("dfs.http.policy", "HTTPS_ONLY")},
+		"krb5.conf": {"kdc = events-kdc.db.svc.cluster.local:88", "rdns = false"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(files[file], w) {
+				t.Errorf("%s lacks %s", file, w)
+			}
+		}
+	}
+}
+
+func prop(k, v string) string { return "<name>" + k + "</name><value>" + v + "</value>" }
+
+// Bad combinations are refused with what to change.
+func TestImpossibleCombinationsAreRefused(t *testing.T) {
+	on := true
+	for want, tc := range map[string]struct {
+		c Cluster
+		s *v1alpha1.EncryptionSettings
+	}{
+		"needs authentication: Kerberos": {cluster, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{DataTransfer: &v1alpha1.HDFSDataTransfer{Encrypt: &on}}}},
+		"needs a realm and a KDC":        {Cluster{ZooKeeper: cluster.ZooKeeper, NameNode: cluster.NameNode}, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}}},
+	} {
+		if _, err := Files(tc.c, resolve(t, tc.s)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want an error saying %q, got %v", want, err)
+		}
+	}
+	if _, err := Files(cluster, v1alpha1.EffectiveEncryption{}); err == nil || !strings.Contains(err.Error(), "engine HBase") {
+		t.Errorf("a profile resolved for another engine: %v", err)
+	}
+}
+
+// A transition step accepts TLS and plaintext; peers keep calling each other in plaintext.
+func TestOptionalTLSAcceptsBoth(t *testing.T) {
+	s := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
+	}
+	files, err := Files(cluster, resolve(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := files["hbase-site.xml"]
+	for _, w := range []string{prop("hbase.server.netty.tls.enabled", "true"), prop("hbase.server.netty.tls.supportplaintext", "true"), prop("hbase.client.netty.tls.enabled", "false")} {
+		if !strings.Contains(site, w) {
+			t.Errorf("hbase-site.xml lacks %s", w)
+		}
+	}
+}
