@@ -50,7 +50,7 @@ test: prereqs envtest-assets ## Run every test: unit, API validation and control
 
 .PHONY: test-hbase
 test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe (~5 min).
-	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|RPC' ; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols' ; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
 bench: ## Go benchmarks (catalogue, profile resolution).

@@ -9,18 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
 )
-
-// JDK17Options are the module openings HBase 2.6 needs on Java 17 (what bin/hbase adds).
-var JDK17Options = []string{
-	"--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-	"--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-	"--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-	"--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-exports=java.base/sun.net.dns=ALL-UNNAMED",
-	"--add-exports=java.base/sun.net.util=ALL-UNNAMED", "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-}
 
 // HBaseStandalone is one HBase process in standalone mode: master, region server and an
 // embedded ZooKeeper in one JVM, on the local file system, no security. It is what the
@@ -140,7 +132,7 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int, security HBa
 			t.Fatal(err)
 		}
 	}
-	args := append(jvm, JDK17Options...)
+	args := append(jvm, hbase.JDK17Options...)
 	args = append(args, "-cp", conf+":"+strings.TrimSpace(string(lib))+"/*", "org.apache.hadoop.hbase.master.HMaster", "start")
 	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort, Security: security}
 	h.proc = startProcess(t, "HBase on "+address, exec.Command("java", args...), "Master has completed initialization", 3*time.Minute)

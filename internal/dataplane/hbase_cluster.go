@@ -47,7 +47,7 @@ type HBaseCluster struct {
 	StartUp time.Duration
 	dir     string
 	lib     string
-	procs   map[string]*process
+	procs   map[hbase.Role]*process
 }
 
 // StartHBaseCluster renders the configuration for enc and starts every process.
@@ -59,7 +59,7 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	}
 	h := DefaultHBaseHosts
 	dir := t.TempDir()
-	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[string]*process{}, CA: testpki.New(t)}
+	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
 	c.Cluster = hbase.Cluster{
 		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1,
 		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls")},
@@ -95,19 +95,19 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 		c.KDC = StartKDC(t, hbaseRealm, h.KDC, kdcPort, append(service, clientPrinc)...)
 		c.KDC.WriteKeytab(t, c.Cluster.Layout.Keytab(), service...)
 	}
-	zk := c.start(t, "ZooKeeper", h.ZooKeeper, "256m", "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "conf", "zoo.cfg"))
-	format := exec.Command("java", c.jvm(h.NameNode, "256m", "org.apache.hadoop.hdfs.server.namenode.NameNode", "-format", "-nonInteractive")...)
+	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
+	format := exec.Command("java", c.jvm(256, hbase.NameNode, "-format", "-nonInteractive")...)
 	format.Env = c.env(h.NameNode)
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("formatting HDFS: %v\n%s", err, tail(string(out), 30))
 	}
-	nn := c.start(t, "NameNode", h.NameNode, "256m", "org.apache.hadoop.hdfs.server.namenode.NameNode")
-	dn := c.start(t, "DataNode", h.DataNode, "256m", "org.apache.hadoop.hdfs.server.datanode.DataNode")
+	nn := c.start(t, hbase.NameNode, h.NameNode, 256)
+	dn := c.start(t, hbase.DataNode, h.DataNode, 256)
 	zk.waitFor(t, "binding to port", time.Minute)
 	nn.waitFor(t, "NameNode RPC up", 2*time.Minute)
 	dn.waitFor(t, "Successfully sent block report", 2*time.Minute)
-	master := c.start(t, "Master", h.Master, "512m", "org.apache.hadoop.hbase.master.HMaster", "start")
-	rs := c.start(t, "RegionServer", h.RegionServer, "512m", "org.apache.hadoop.hbase.regionserver.HRegionServer", "start")
+	master := c.start(t, hbase.Master, h.Master, 512)
+	rs := c.start(t, hbase.RegionServer, h.RegionServer, 512)
 	master.waitFor(t, "Master has completed initialization", 4*time.Minute)
 	rs.waitFor(t, "Serving as", time.Minute)
 	c.StartUp = time.Since(began)
@@ -131,22 +131,17 @@ func (c *HBaseCluster) env(host string) []string {
 	return append(os.Environ(), hbase.HostEnv+"="+host, hbase.BindEnv+"="+host, hbase.KeystorePasswordEnv+"="+testpki.KeystorePassword)
 }
 
-func (c *HBaseCluster) jvm(host, heap, main string, args ...string) []string {
-	jvm := []string{"-Xmx" + heap, "-Djava.net.preferIPv4Stack=true"}
-	if c.KDC != nil {
-		jvm = append(jvm, "-Djava.security.krb5.conf="+filepath.Join(c.dir, "conf", "krb5.conf"))
-	}
-	jvm = append(jvm, JDK17Options...)
-	jvm = append(jvm, "-cp", filepath.Join(c.dir, "conf")+":"+filepath.Join(samples.RepoRoot(), "images", "hbase", "resources")+":"+c.lib+"/*", main)
-	return append(jvm, args...)
+func (c *HBaseCluster) jvm(heap int, role hbase.Role, args ...string) []string {
+	in := hbase.Install{Conf: filepath.Join(c.dir, "conf"), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
+	return append(hbase.JVM(in, heap, c.KDC != nil, role)[1:], args...)
 }
 
 // start launches one process of the cluster on host.
-func (c *HBaseCluster) start(t *testing.T, role, host, heap, main string, args ...string) *process {
+func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap int) *process {
 	t.Helper()
-	cmd := exec.Command("java", c.jvm(host, heap, main, args...)...)
+	cmd := exec.Command("java", c.jvm(heap, role)...)
 	cmd.Env = c.env(host)
-	p := launch(t, role+" on "+host, cmd)
+	p := launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
 	c.procs[role] = p
 	return p
 }
@@ -155,7 +150,7 @@ func (c *HBaseCluster) start(t *testing.T, role, host, heap, main string, args .
 func (c *HBaseCluster) Memory() map[string]int {
 	out := map[string]int{}
 	for role, p := range c.procs {
-		out[role] = rssMiB(p.cmd.Process.Pid)
+		out[string(role)] = rssMiB(p.cmd.Process.Pid)
 	}
 	if c.KDC != nil {
 		out["KDC"] = rssMiB(c.KDC.proc.cmd.Process.Pid)
@@ -178,7 +173,7 @@ func rssMiB(pid int) int {
 }
 
 // Log of one role's process.
-func (c *HBaseCluster) Log(role string) string { return c.procs[role].Log() }
+func (c *HBaseCluster) Log(role hbase.Role) string { return c.procs[role].Log() }
 
 // Smoke creates table, puts value into three rows, gets and scans them back through HBase's
 // own client, configured by hbase.ClientProperties and logged in from a keytab when the
@@ -206,7 +201,7 @@ func (c *HBaseCluster) clientJVM() []string {
 	if c.KDC != nil {
 		jvm = append(jvm, "-Djava.security.krb5.conf="+filepath.Join(c.dir, "conf", "krb5.conf"))
 	}
-	jvm = append(jvm, JDK17Options...)
+	jvm = append(jvm, hbase.JDK17Options...)
 	return append(jvm, "-cp", filepath.Join(c.dir, "client")+":"+c.lib+"/*")
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
 	"secured.dev/operator/internal/ycsb"
@@ -49,7 +50,7 @@ func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 		"hdrhistogram.percentiles":            "50,95,99",
 		"threadcount":                         "8",
 	}
-	args := append([]string{}, JDK17Options...)
+	args := append([]string{}, hbase.JDK17Options...)
 	for p, v := range h.Security.ClientProperties() {
 		all[p] = v
 	}

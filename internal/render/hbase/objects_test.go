@@ -1,0 +1,113 @@
+package hbase
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/golden"
+	"secured.dev/operator/internal/samples"
+)
+
+func sampleDatastore(t *testing.T) (*v1alpha1.SecuredDatastore, v1alpha1.EffectiveEncryption) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "config", "samples", "secureddatastore-hbase-kerberos.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &v1alpha1.SecuredDatastore{}
+	if err := yaml.UnmarshalStrict(b, ds); err != nil {
+		t.Fatal(err)
+	}
+	ds.Namespace = "db"
+	p, err := samples.Profile(ds.Spec.Encryption.ProfileRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, errs := crypto.Resolve(&p.Spec.EncryptionSettings, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return ds, res.Effective
+}
+
+func spec(ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Spec {
+	return Spec{Datastore: ds, Encryption: enc, Image: "secured.dev/hbase:2.6.4", KDCImage: "secured.dev/kdc:2.0.3", ClusterDomain: "cluster.local",
+		CertSecret: "events-tls", KeystorePasswordSecret: "events-keystore-password", TrustConfigMap: "events-trust"}
+}
+
+// The sample Kerberos datastore renders to golden objects: a KDC, ZooKeeper, HDFS and HBase.
+func TestSampleDatastoreObjects(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	objs, err := Build(spec(ds, enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, o := range objs.All() {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	golden.Check(t, "events.objects.yaml", out.Bytes())
+	if len(objs.StatefulSets) != 6 {
+		t.Errorf("%d StatefulSets; want KDC, ZooKeeper, NameNode, DataNode, Master, RegionServer", len(objs.StatefulSets))
+	}
+}
+
+// Every pod runs under the Pod Security Standard "restricted".
+func TestPodsAreRestricted(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	objs, err := Build(spec(ds, enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	for _, sts := range objs.StatefulSets {
+		for _, r := range evaluator.EvaluatePod(level, &sts.Spec.Template.ObjectMeta, &sts.Spec.Template.Spec) {
+			if !r.Allowed {
+				t.Errorf("%s: restricted: %s: %s", sts.Name, r.ForbiddenReason, r.ForbiddenDetail)
+			}
+		}
+	}
+}
+
+// One principal per service and pod, named by the pod's stable DNS name.
+func TestPrincipalsNamePods(t *testing.T) {
+	ds, _ := sampleDatastore(t)
+	p := Principals(ds, "cluster.local")
+	if got := p[RegionServer]; len(got) != 3 || got[2] != "hbase/events-rs-2.events-rs.db.svc.cluster.local@EVENTS.DB" {
+		t.Errorf("RegionServer principals %v", got)
+	}
+	if got := p[NameNode]; len(got) != 2 || !strings.HasPrefix(got[1], "HTTP/events-nn-0.") {
+		t.Errorf("NameNode principals %v: want nn and HTTP (SPNEGO for HTTPS)", got)
+	}
+	if _, ok := p[ZooKeeper]; ok {
+		t.Error("ZooKeeper has principals, but it runs without SASL")
+	}
+}
+
+func TestCertificatesAreRequiredForSecureHDFS(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	s := spec(ds, enc)
+	s.CertSecret = ""
+	if _, err := Build(s); err == nil || !strings.Contains(err.Error(), "certificate Secret") {
+		t.Errorf("Kerberos without certificates: %v", err)
+	}
+}
