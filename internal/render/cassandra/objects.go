@@ -1,11 +1,8 @@
 package cassandra
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +17,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/placement"
+	"secured.dev/operator/internal/render/podtemplate"
 )
 
 // Annotations the builders write and the controller reads back.
@@ -29,7 +27,7 @@ const (
 	StepAnnotation = "datastore.secured.dev/step"
 	// ConfigHashAnnotation on the pod template changes with the rendered configuration, so a
 	// configuration change rolls the pods.
-	ConfigHashAnnotation = "datastore.secured.dev/config-hash"
+	ConfigHashAnnotation = podtemplate.ConfigHashAnnotation
 )
 
 // Mount points in the pod.
@@ -279,15 +277,6 @@ func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string) *net
 	}
 }
 
-// restricted is the Pod Security Standard "restricted" container context.
-func restricted() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}
-}
-
 func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConfigMap string) (*appsv1.StatefulSet, error) {
 	ds := c.Datastore
 	topo := topologyOf(ds)
@@ -342,7 +331,7 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 		// replays no commit log and clients fail over cleanly.
 		Lifecycle:       &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"nodetool", "drain"}}}},
 		VolumeMounts:    mounts,
-		SecurityContext: restricted(),
+		SecurityContext: podtemplate.Restricted(),
 	}
 	containers := []corev1.Container{cassandra}
 	if tls {
@@ -371,7 +360,7 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 			},
 			VolumeMounts:    append(tlsMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}),
-			SecurityContext: restricted(),
+			SecurityContext: podtemplate.Restricted(),
 		})
 	}
 
@@ -408,7 +397,7 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds), Annotations: map[string]string{ConfigHashAnnotation: hashConfig(cm.Data, certSecret)}},
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds), Annotations: map[string]string{ConfigHashAnnotation: podtemplate.ConfigHash(cm.Data, certSecret)}},
 				Spec: corev1.PodSpec{
 					Containers:                    containers,
 					Volumes:                       volumes,
@@ -436,21 +425,6 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 	}
 	sts.Annotations = map[string]string{StepAnnotation: string(step)}
 	return sts, nil
-}
-
-// hashConfig is a short digest of the rendered files (and which Secret is mounted).
-func hashConfig(data map[string]string, secret string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		fmt.Fprintf(h, "%s\x00%s\x00", k, data[k])
-	}
-	h.Write([]byte(secret))
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // AppliedStep reads the step a StatefulSet's pods were last told to run; nil for none.

@@ -1,10 +1,7 @@
 package hbase
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +15,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/kerberos"
 	"secured.dev/operator/internal/placement"
+	"secured.dev/operator/internal/render/podtemplate"
 )
 
 // Role is one kind of process of the cluster; each runs as its own StatefulSet.
@@ -233,7 +231,7 @@ func Build(s Spec) (Objects, error) {
 	if kerberized {
 		roles = append([]Role{KDC}, Roles...)
 	}
-	hash := hashConfig(files)
+	hash := podtemplate.ConfigHash(files)
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
 		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash))
@@ -357,10 +355,7 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 2*heapMiB[r]+256))},
 		},
 		VolumeMounts: mounts,
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		SecurityContext: podtemplate.Restricted(),
 	}
 	if r == RegionServer && ds.Spec.HBase != nil && len(ds.Spec.HBase.Resources.Requests)+len(ds.Spec.HBase.Resources.Limits) > 0 {
 		container.Resources = ds.Spec.HBase.Resources
@@ -397,7 +392,7 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds, r), Annotations: map[string]string{"datastore.secured.dev/config-hash": configHash}},
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds, r), Annotations: map[string]string{podtemplate.ConfigHashAnnotation: configHash}},
 				Spec: corev1.PodSpec{
 					Containers: []corev1.Container{container}, Volumes: volumes,
 					Affinity: affinity, NodeSelector: nodeSelector, Tolerations: tolerations,
@@ -431,18 +426,4 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 		}}
 	}
 	return sts
-}
-
-// hashConfig is a short digest of the rendered files: a change rolls the pods.
-func hashConfig(data map[string]string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		fmt.Fprintf(h, "%s\x00%s\x00", k, data[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
