@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"time"
 
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,8 +24,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;certificates,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=cert-manager.io,resources=certificaterequests,verbs=get;list;watch
 
 // observeCassandra reads what runs: the StatefulSet, the step its pods were told to run, and
 // its pods.
@@ -74,132 +69,6 @@ func (r *SecuredDatastoreReconciler) planStep(_ context.Context, s *datastoreSco
 		s.step = cassandra.Next(s.applied, s.resolution.Effective)
 	}
 	return ctrl.Result{}, nil
-}
-
-// reconcileCertificates applies the cert-manager objects when the running or the next step
-// uses TLS, and waits for the node certificate: pods cannot start without its Secret.
-func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
-	ds := s.ds
-	if !s.step.TLSEnabled() && (s.applied == nil || !s.applied.TLSEnabled()) {
-		ds.Status.Certificates = nil
-		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, "NotNeeded", "no channel uses TLS")
-		return ctrl.Result{}, nil
-	}
-	enc := s.step.Encryption
-	objs, err := certs.Build(certs.Request{
-		Datastore: ds, Labels: cassandra.Labels(ds), DNSNames: cassandra.DNSNames(ds, r.Options.clusterDomain()),
-		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode},
-	})
-	if err != nil {
-		msg := err.Error()
-		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, "InvalidKey", msg) {
-			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "InvalidKey", "IssueCertificates", "%s", msg)
-		}
-		return ctrl.Result{}, errPhaseBlocked
-	}
-	if err := r.applyAll(ctx, s, objs); err != nil {
-		return ctrl.Result{}, err
-	}
-
-	trusted, err := r.reconcileTrust(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	cert := &cmv1.Certificate{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Just created and not in the cache yet: its watch event brings us back. The
-			// phases after this one must not run without it.
-			return ctrl.Result{}, errPhaseBlocked
-		}
-		return ctrl.Result{}, err
-	}
-	ready := certReady(cert)
-	if ready == nil || ready.Status != cmmeta.ConditionTrue || trusted == 0 {
-		msg := "cert-manager has not issued the node certificate yet"
-		if ready != nil {
-			msg += ": " + ready.Message
-		}
-		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, "Issuing", msg)
-		if s.applied == nil {
-			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "IssuingCertificates",
-				"waiting for cert-manager to issue the node certificate before the first node starts")
-			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Provisioning",
-				"waiting for the node certificate; see CertificatesReady")
-			return ctrl.Result{}, errPhaseBlocked
-		}
-		return ctrl.Result{}, nil // running nodes keep their current certificate meanwhile
-	}
-	old := ds.Status.Certificates
-	st := &v1alpha1.CertificateStatus{SecretName: certs.NodeSecret(ds), NotAfter: cert.Status.NotAfter, RenewalTime: cert.Status.RenewalTime, Revision: cert.Status.Revision}
-	if old != nil && old.Revision != nil && st.Revision != nil && *st.Revision > *old.Revision {
-		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateRenewed", "ReloadCertificates",
-			"node certificate revision %d issued, valid until %s; nodes reload it without a restart", *st.Revision, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))
-	}
-	ds.Status.Certificates = st
-	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, "Issued",
-		fmt.Sprintf("node certificate in Secret %s valid until %s", st.SecretName, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))) {
-		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateIssued", "IssueCertificates", "node certificate issued into Secret %s", st.SecretName)
-	}
-	return ctrl.Result{}, nil
-}
-
-// reconcileTrust keeps the trust bundle ConfigMap: the CAs cert-manager issued the datastore's
-// CA and node certificates with, merged with those already trusted, so that after a CA
-// rotation every node trusts both the new CA and the old one until it expires. It returns how
-// many CAs the bundle holds.
-func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *datastoreScope) (int, error) {
-	ds := s.ds
-	var crs cmv1.CertificateRequestList
-	if err := r.Client.List(ctx, &crs, client.InNamespace(ds.Namespace)); err != nil {
-		return 0, fmt.Errorf("listing CertificateRequests: %w", err)
-	}
-	var sources [][]byte
-	for _, cr := range crs.Items {
-		switch cr.Annotations[cmv1.CertificateNameKey] {
-		case certs.CACertificate(ds):
-			if ds.Spec.Certificates == nil || ds.Spec.Certificates.IssuerRef == nil {
-				// Our own CA is trusted as soon as it exists, before it signs any node.
-				sources = append(sources, cr.Status.Certificate)
-			}
-		case certs.NodeCertificate(ds):
-			sources = append(sources, cr.Status.CA)
-		}
-	}
-	name := certs.TrustConfigMap(ds)
-	existing := &corev1.ConfigMap{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, existing); client.IgnoreNotFound(err) != nil {
-		return 0, fmt.Errorf("reading ConfigMap %s: %w", name, err)
-	}
-	bundle, n, changed, err := certs.TrustBundle([]byte(existing.Data["ca.crt"]), sources, time.Now())
-	if err != nil {
-		return 0, fmt.Errorf("ConfigMap %s: %w", name, err)
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	cm := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: cassandra.Labels(ds)},
-		Data:       map[string]string{"ca.crt": string(bundle)},
-	}
-	if err := r.applyAll(ctx, s, []client.Object{cm}); err != nil {
-		return 0, err
-	}
-	if changed && existing.Data["ca.crt"] != "" {
-		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "TrustBundleUpdated", "RotateCA",
-			"the trust bundle now holds %d CAs; nodes reload it without a restart", n)
-	}
-	return n, nil
-}
-
-func certReady(c *cmv1.Certificate) *cmv1.CertificateCondition {
-	for i := range c.Status.Conditions {
-		if c.Status.Conditions[i].Type == cmv1.CertificateConditionReady {
-			return &c.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // reconcileCassandra applies the step's objects and reports the roll.

@@ -24,6 +24,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/hbase"
 )
 
 // profileRefIndex indexes SecuredDatastores by the EncryptionProfile they reference, so a
@@ -52,6 +53,8 @@ type Options struct {
 	Namespace string
 	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
 	FeatureLabelPrefix string
+	// HBaseImage runs ZooKeeper, HDFS and HBase; KDCImage the managed KDC.
+	HBaseImage, KDCImage string
 	// K6Image runs the benchmark clients.
 	K6Image string
 	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
@@ -71,6 +74,8 @@ type datastoreScope struct {
 	ds         *v1alpha1.SecuredDatastore
 	profile    *v1alpha1.EncryptionProfile // nil when the datastore has no profileRef
 	resolution *crypto.Resolution          // nil until the profile resolves
+
+	hbaseSets map[hbase.Role]*appsv1.StatefulSet // HBase: the roles' StatefulSets that exist
 
 	sts     *appsv1.StatefulSet // nil until created
 	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
@@ -125,10 +130,11 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}()
 
 	phases := []datastorePhase{r.resolveProfile, r.checkPlacement}
-	if ds.Spec.Engine == v1alpha1.EngineCassandra {
+	switch ds.Spec.Engine {
+	case v1alpha1.EngineCassandra:
 		phases = append(phases, r.observeCassandra, r.planStep, r.reconcileCertificates, r.reconcileCassandra, r.verifyWire)
-	} else {
-		phases = append(phases, r.reconcileEngine)
+	case v1alpha1.EngineHBase:
+		phases = append(phases, r.observeHBase, r.reconcileCertificates, r.reconcileKerberos, r.reconcileHBase, r.verifyWire)
 	}
 	defer func() {
 		if len(s.wrote) > 0 {
@@ -202,15 +208,6 @@ func (r *SecuredDatastoreReconciler) profileProblem(ds *v1alpha1.SecuredDatastor
 		r.Recorder.Eventf(ds, nil, "Warning", reason, "ResolveProfile", "%s", msg)
 	}
 	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, "the encryption profile does not resolve; see ProfileResolved")
-}
-
-// reconcileEngine stands for the engines this operator version does not deploy yet (HBase):
-// status says so rather than pretending the datastore runs.
-func (r *SecuredDatastoreReconciler) reconcileEngine(_ context.Context, s *datastoreScope) (ctrl.Result, error) {
-	ds := s.ds
-	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonEngineNotManaged,
-		fmt.Sprintf("the profile is resolved, but this operator version does not deploy %s clusters yet", ds.Spec.Engine))
-	return ctrl.Result{}, nil
 }
 
 // summarize derives phase and node counts from the conditions the phases set.

@@ -17,6 +17,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/verify"
 )
 
@@ -52,8 +53,11 @@ type endpoint struct {
 // records what the wire accepts and whether that is exactly the effective profile.
 func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
-	target := cassandra.Target(s.resolution.Effective)
-	if s.sts == nil || !rolledOut(s.sts) || !reflect.DeepEqual(s.step, target) {
+	converged := hbaseConverged(s)
+	if ds.Spec.Engine == v1alpha1.EngineCassandra {
+		converged = s.sts != nil && rolledOut(s.sts) && reflect.DeepEqual(s.step, cassandra.Target(s.resolution.Effective))
+	}
+	if !converged {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionEncryptionVerified, metav1.ConditionUnknown, "Pending",
 			"the wire is probed once every node runs the effective profile")
 		return ctrl.Result{}, nil
@@ -116,12 +120,21 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	return ctrl.Result{RequeueAfter: interval}, nil
 }
 
-// endpoints lists the client and internode ports of every ready pod with an address.
+// endpoints lists the client and internode ports of every ready pod with an address; for
+// HBase, the one RPC port of every Master and RegionServer, which serves both channels.
 func (r *SecuredDatastoreReconciler) endpoints(s *datastoreScope) []endpoint {
 	enc := s.resolution.Effective
 	var out []endpoint
 	for _, p := range s.pods {
 		if !podReady(&p) || p.Status.PodIP == "" {
+			continue
+		}
+		if s.ds.Spec.Engine == v1alpha1.EngineHBase {
+			port, ok := map[string]int{string(hbase.Master): hbase.MasterPort, string(hbase.RegionServer): hbase.RegionServerPort}[p.Labels["app.kubernetes.io/component"]]
+			if ok {
+				out = append(out, endpoint{pod: p.Name, channel: channelClientToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port)),
+					want: enc.ClientToNode, opts: probe.HBaseRPC})
+			}
 			continue
 		}
 		out = append(out,

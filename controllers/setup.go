@@ -18,6 +18,12 @@ func CacheOptions() cache.Options {
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: own, &batchv1.Job{}: own}}
 }
 
+// ClientOptions: Secrets are read around the cache, so the operator needs no right to list
+// or watch the cluster's Secrets.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
+}
+
 // Leader election: controller-runtime reads, creates and renews one Lease.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 

@@ -17,7 +17,7 @@ import (
 
 var env *testenv.Env
 
-var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", K6Image: "secured.dev/k6:test", Namespace: "secured-system"}
+var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", Namespace: "secured-system"}
 
 // TestMain runs the operator's controllers in a manager against a real kube-apiserver.
 func TestMain(m *testing.M) {
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		_ = env.Stop()
 		os.Exit(1)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Client: ClientOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err == nil {
 		err = SetupWithManager(ctx, mgr, testOptions)
 	}

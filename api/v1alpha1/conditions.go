@@ -25,9 +25,8 @@ const (
 
 // Condition reasons shared by several kinds.
 const (
-	ReasonResolved         = "Resolved"
-	ReasonProfileNotFound  = "ProfileNotFound"
-	ReasonInvalidProfile   = "InvalidProfile"
-	ReasonEngineNotManaged = "EngineNotManaged"
-	ReasonNotImplemented   = "NotImplemented"
+	ReasonResolved        = "Resolved"
+	ReasonProfileNotFound = "ProfileNotFound"
+	ReasonInvalidProfile  = "InvalidProfile"
+	ReasonNotImplemented  = "NotImplemented"
 )

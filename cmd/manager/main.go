@@ -37,6 +37,8 @@ func main() {
 	flag.StringVar(&options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
 	flag.StringVar(&options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
 	opts := zap.Options{}
+	flag.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/images.sh builds it).")
+	flag.StringVar(&options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
 	flag.StringVar(&options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/images.sh builds it).")
 	flag.StringVar(&options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
 	opts.BindFlags(flag.CommandLine)
@@ -55,6 +57,7 @@ func main() {
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(),
+		Client:                  controllers.ClientOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,

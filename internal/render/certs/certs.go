@@ -33,6 +33,14 @@ type Request struct {
 	DNSNames []string
 	// Channels that use TLS: their suites decide the key algorithm when the spec leaves it open.
 	Channels []v1alpha1.EffectiveChannel
+	// KeystorePasswordSecret, when set, asks for keystore.p12 too, protected by the password
+	// under "password" in that Secret (HDFS's HTTPS servers read PKCS#12 only).
+	KeystorePasswordSecret string
+}
+
+// KeystorePasswordSecret names the Secret with the password of a datastore's PKCS#12 keystore.
+func KeystorePasswordSecret(ds *v1alpha1.SecuredDatastore) string {
+	return ds.Name + "-keystore-password"
 }
 
 // Names of a datastore's certificate objects.
@@ -100,6 +108,15 @@ func Build(r Request) ([]client.Object, error) {
 	if spec.RenewBefore != nil {
 		renew = *spec.RenewBefore
 	}
+	var keystores *cmv1.CertificateKeystores
+	if r.KeystorePasswordSecret != "" {
+		// No profile: cert-manager 1.11 (what the offline Kind cluster runs) has none, and its
+		// default encoding is one every JDK reads.
+		keystores = &cmv1.CertificateKeystores{PKCS12: &cmv1.PKCS12Keystore{
+			Create:            true,
+			PasswordSecretRef: cmmeta.SecretKeySelector{LocalObjectReference: cmmeta.LocalObjectReference{Name: r.KeystorePasswordSecret}, Key: "password"},
+		}}
+	}
 	objs = append(objs, &cmv1.Certificate{
 		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
 		ObjectMeta: meta(NodeCertificate(ds)),
@@ -113,6 +130,7 @@ func Build(r Request) ([]client.Object, error) {
 			PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: key.Algorithm, Size: key.Size, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
 			// Cassandra's PEM keystore is one file with the key and the chain.
 			AdditionalOutputFormats: []cmv1.CertificateAdditionalOutputFormat{{Type: cmv1.CertificateOutputFormatCombinedPEM}},
+			Keystores:               keystores,
 			RenewBefore:             &renew,
 			IssuerRef:               issuer,
 			SecretTemplate:          &cmv1.CertificateSecretTemplate{Labels: r.Labels},

@@ -427,3 +427,14 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 	}
 	return sts
 }
+
+// DNSNames the node certificate covers: every pod of every role by a wildcard under its
+// headless Service, so scaling needs no new certificate.
+func DNSNames(ds *v1alpha1.SecuredDatastore, domain string) []string {
+	n := NamesOf(ds)
+	var out []string
+	for _, r := range Roles {
+		out = append(out, fmt.Sprintf("*.%s.%s.svc.%s", n.StatefulSet(r), ds.Namespace, domain))
+	}
+	return out
+}

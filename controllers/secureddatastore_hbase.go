@@ -1,0 +1,157 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/kerberos"
+	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/render/podtemplate"
+)
+
+// Secrets are read around the cache (config/manager: the client never lists or watches them),
+// so the operator needs no right to read every Secret of the cluster.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
+
+// observeHBase reads the roles' StatefulSets and the datastore's pods.
+func (r *SecuredDatastoreReconciler) observeHBase(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	s.hbaseSets = map[hbase.Role]*appsv1.StatefulSet{}
+	for _, role := range append([]hbase.Role{hbase.KDC}, hbase.Roles...) {
+		sts := &appsv1.StatefulSet{}
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).StatefulSet(role)}, sts); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("reading StatefulSet %s: %w", hbase.NamesOf(ds).StatefulSet(role), err)
+		}
+		if !metav1.IsControlledBy(sts, ds) {
+			msg := fmt.Sprintf("StatefulSet %s exists and is not owned by this datastore: rename the datastore or delete that StatefulSet", sts.Name)
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "NameConflict", msg)
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "NameConflict", "Reconcile", "%s", msg)
+			return ctrl.Result{}, errPhaseBlocked
+		}
+		s.hbaseSets[role] = sts
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": ds.Name, "app.kubernetes.io/name": "hbase"}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
+	}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	s.pods = pods.Items
+	return ctrl.Result{}, nil
+}
+
+// reconcileKerberos gives every service of every pod, and the datastore's clients, a
+// principal: the managed KDC serves them from one Secret, each role mounts its keytab Secret.
+func (r *SecuredDatastoreReconciler) reconcileKerberos(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	if s.resolution.Effective.HBase.Authentication != v1alpha1.AuthenticationKerberos {
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionTrue, "NotNeeded", "the profile uses no Kerberos")
+		return ctrl.Result{}, nil
+	}
+	n := hbase.NamesOf(ds)
+	current := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, current); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", n.PrincipalsSecret(), err)
+	}
+	secrets, err := hbase.Identities(ds, r.Options.clusterDomain(), current.Data[hbase.PrincipalsKey], kerberos.NewPassword)
+	if err != nil {
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionFalse, "InvalidPrincipals",
+			err.Error()+": delete that Secret to issue new keys to every pod")
+		return ctrl.Result{}, errPhaseBlocked
+	}
+	objs := make([]client.Object, len(secrets))
+	names := make([]string, len(secrets))
+	for i, sec := range secrets {
+		objs[i], names[i] = sec, sec.Name
+	}
+	if err := r.applyAll(ctx, s, objs); err != nil {
+		return ctrl.Result{}, err
+	}
+	principals := 0
+	for _, ps := range hbase.Principals(ds, r.Options.clusterDomain()) {
+		principals += len(ps)
+	}
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionTrue, "KeytabsIssued",
+		fmt.Sprintf("%d service principals and %s in realm %s; keytabs in Secrets %s", principals, hbase.ClientPrincipal(ds), hbase.Realm(ds), strings.Join(names[:len(names)-1], ", ")))
+	return ctrl.Result{}, nil
+}
+
+// reconcileHBase applies the roles' objects and reports their roll-out.
+func (r *SecuredDatastoreReconciler) reconcileHBase(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	objs, err := hbase.Build(hbase.Spec{
+		Datastore: ds, Encryption: s.resolution.Effective, Image: r.Options.HBaseImage, KDCImage: r.Options.KDCImage,
+		ClusterDomain: r.Options.clusterDomain(), FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
+		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
+	})
+	if err != nil {
+		msg := err.Error()
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "InvalidConfiguration", msg) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "InvalidConfiguration", "Render", "%s", msg)
+		}
+		return ctrl.Result{}, errPhaseBlocked
+	}
+	if err := r.applyAll(ctx, s, objs.All()); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.reportHBase(s, objs.StatefulSets)
+	return ctrl.Result{}, nil
+}
+
+// reportHBase sets readyNodes, endpoints, Progressing and Ready from the roles' StatefulSets.
+func (r *SecuredDatastoreReconciler) reportHBase(s *datastoreScope, desired []*appsv1.StatefulSet) {
+	ds := s.ds
+	n := hbase.NamesOf(ds)
+	ds.Status.Endpoints = []v1alpha1.Endpoint{
+		{Name: "zookeeper", Address: fmt.Sprintf("%s.%s.svc", n.StatefulSet(hbase.ZooKeeper), ds.Namespace), Port: hbase.ZooKeeperPort},
+		{Name: "client", Address: fmt.Sprintf("%s.%s.svc", n.StatefulSet(hbase.RegionServer), ds.Namespace), Port: hbase.RegionServerPort},
+	}
+	if rs := s.hbaseSets[hbase.RegionServer]; rs != nil {
+		ds.Status.ReadyNodes = rs.Status.ReadyReplicas
+	}
+	var waiting []string
+	for _, want := range desired {
+		role := hbase.Role(strings.TrimPrefix(want.Name, ds.Name+"-"))
+		if sts := s.hbaseSets[role]; sts == nil || !rolledOut(sts) || sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation] != want.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation] {
+			waiting = append(waiting, want.Name)
+		}
+	}
+	prev := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady)
+	provisioned := prev != nil && (prev.Status == metav1.ConditionTrue || prev.Reason == "Updating")
+	if len(waiting) == 0 {
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolledOut",
+			fmt.Sprintf("all %d roles run the effective profile", len(desired)))
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "NodesReady",
+			fmt.Sprintf("ZooKeeper, HDFS and HBase are up with the effective profile: %d RegionServers ready", ds.Status.ReadyNodes)) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "Ready", "Reconcile", "%d RegionServers ready", ds.Status.ReadyNodes)
+		}
+		return
+	}
+	reason := "Provisioning"
+	if provisioned {
+		reason = "Updating"
+	}
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, reason,
+		"waiting for "+strings.Join(waiting, ", ")+" to roll out")
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason,
+		fmt.Sprintf("%d of %d roles rolled out; see Progressing", len(desired)-len(waiting), len(desired)))
+}
+
+// hbaseConverged: every role runs the effective profile (what the wire probe waits for).
+func hbaseConverged(s *datastoreScope) bool {
+	return len(s.hbaseSets) > 0 && isTrue(s.ds.Status.Conditions, v1alpha1.ConditionReady)
+}

@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/samples"
+)
+
+// A Kerberos HBase datastore waits for its certificate (secure HDFS serves HTTPS only), then
+// gets a KDC, principals for every pod and keytab Secrets, and its six roles; it is Ready once
+// every role has rolled out.
+func TestHBaseWithKerberosGetsIdentitiesAndRoles(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p, err := samples.Profile("hbase-kerberos-privacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ResourceVersion = ""
+	create(t, &p)
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: "default"},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineHBase, HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](2)},
+			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: p.Name},
+		},
+	}
+	create(t, ds)
+
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionCertificatesReady).Reason).To(Equal("Issuing"))
+		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
+		cert := &cmv1.Certificate{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert)).To(Succeed())
+		g.Expect(cert.Spec.DNSNames).To(ContainElement("*.events-rs.default.svc.cluster.local"))
+		g.Expect(cert.Spec.Keystores.PKCS12.PasswordSecretRef.Name).To(Equal(certs.KeystorePasswordSecret(ds)))
+		password := &corev1.Secret{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.KeystorePasswordSecret(ds)}, password)).To(Succeed())
+		g.Expect(password.Data["password"]).To(HaveLen(32))
+	}).Should(Succeed())
+	sets := &appsv1.StatefulSetList{}
+	g.Expect(env.Client.List(ctx, sets, client.InNamespace(ds.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": ds.Name})).To(Succeed())
+	g.Expect(sets.Items).To(BeEmpty(), "no pod may start without its certificate")
+
+	issueCertificate(t, ds, 1)
+	n := hbase.NamesOf(ds)
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		k := condition(got.Status.Conditions, v1alpha1.ConditionKerberosReady)
+		g.Expect(k.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(k.Message).To(ContainSubstring("realm EVENTS.DEFAULT"))
+		g.Expect(k.Message).NotTo(ContainSubstring("pw"), "no secret material in conditions")
+		for _, role := range []hbase.Role{hbase.KDC, hbase.ZooKeeper, hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(role)}, sts)).To(Succeed())
+			ownedBy(g, ds, sts)
+		}
+	}).Should(Succeed())
+
+	principals := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, principals)).To(Succeed())
+	file := string(principals.Data[hbase.PrincipalsKey])
+	// nn+HTTP, 2 DataNodes × (dn+HTTP), the Master, 2 RegionServers, the client
+	g.Expect(strings.Count(file, "\n")).To(Equal(2 + 2*2 + 1 + 2 + 1))
+	rsKeytab := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.KeytabSecret(hbase.RegionServer)}, rsKeytab)).To(Succeed())
+	kt := keytab.New()
+	g.Expect(kt.Unmarshal(rsKeytab.Data[hbase.KeytabKey])).To(Succeed())
+	g.Expect(kt.Entries).To(HaveLen(2 * 2))
+	g.Expect(fmt.Sprint(kt.Entries[0].Principal.Components)).To(ContainSubstring("events-rs-"))
+
+	// The passwords survive later reconciles: mounted keytabs stay valid.
+	g.Eventually(func() error {
+		cur := get(g, ds)
+		cur.Labels = map[string]string{"touched": "yes"}
+		cur.Spec.HBase.DataNodes = ptr.To[int32](2)
+		return env.Client.Update(ctx, cur)
+	}).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		again := &corev1.Secret{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, again)).To(Succeed())
+		g.Expect(string(again.Data[hbase.PrincipalsKey])).To(Equal(file))
+	}, "1s").Should(Succeed())
+
+	g.Expect(get(g, ds).Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
+	for _, role := range []hbase.Role{hbase.KDC, hbase.ZooKeeper, hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
+		rollOutRole(t, ds, role)
+	}
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		g.Expect(got.Status.ReadyNodes).To(BeEquivalentTo(2))
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+	}).Should(Succeed())
+}
+
+// rollOutRole reports a role's StatefulSet rolled out to every pod.
+func rollOutRole(t *testing.T, ds *v1alpha1.SecuredDatastore, role hbase.Role) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).StatefulSet(role)}, sts)).To(Succeed())
+		rev := "rev-" + sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
+		n := *sts.Spec.Replicas
+		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n, AvailableReplicas: n,
+			UpdatedReplicas: n, CurrentReplicas: n, CurrentRevision: rev, UpdateRevision: rev}
+		g.Expect(env.Client.Status().Update(context.Background(), sts)).To(Succeed())
+	}).Should(Succeed())
+}
