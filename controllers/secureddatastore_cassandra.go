@@ -37,10 +37,7 @@ func (r *SecuredDatastoreReconciler) observeCassandra(ctx context.Context, s *da
 		return ctrl.Result{}, fmt.Errorf("reading the StatefulSet: %w", err)
 	}
 	if !metav1.IsControlledBy(sts, ds) {
-		msg := fmt.Sprintf("StatefulSet %s exists and is not owned by this datastore: rename the datastore or delete that StatefulSet", sts.Name)
-		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "NameConflict", msg)
-		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "NameConflict", "Reconcile", "%s", msg)
-		return ctrl.Result{}, errPhaseBlocked
+		return ctrl.Result{}, r.nameConflict(ds, "StatefulSet", sts.Name)
 	}
 	applied, err := cassandra.AppliedStep(sts)
 	if err != nil {
@@ -100,6 +97,15 @@ func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *
 	}
 	r.reportRoll(s)
 	return ctrl.Result{}, nil
+}
+
+// nameConflict reports an object the datastore would own that someone else's object already
+// names, and stops the reconcile: the operator never takes over what it did not create.
+func (r *SecuredDatastoreReconciler) nameConflict(ds *v1alpha1.SecuredDatastore, kind, name string) error {
+	msg := fmt.Sprintf("%s %s exists and is not owned by this datastore: rename the datastore or delete that %s", kind, name, kind)
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "NameConflict", msg)
+	r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "NameConflict", "Reconcile", "%s", msg)
+	return errPhaseBlocked
 }
 
 // applyAll applies objects owned by the datastore and counts the writes.

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
@@ -196,7 +197,13 @@ func (r *SecuredDatastoreReconciler) resolveProfile(ctx context.Context, s *data
 		msg += "; " + joinSentences(res.Warnings)
 	}
 	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProfileResolved, metav1.ConditionTrue, v1alpha1.ReasonResolved, msg) {
-		r.Recorder.Eventf(ds, s.profile, "Normal", v1alpha1.ReasonResolved, "ResolveProfile", "%s", msg)
+		// A nil *EncryptionProfile in the interface would not be nil: the recorder would
+		// dereference it for a datastore with inline settings only.
+		var related runtime.Object
+		if s.profile != nil {
+			related = s.profile
+		}
+		r.Recorder.Eventf(ds, related, "Normal", v1alpha1.ReasonResolved, "ResolveProfile", "%s", msg)
 	}
 	return ctrl.Result{}, nil
 }

@@ -38,10 +38,7 @@ func (r *SecuredDatastoreReconciler) observeHBase(ctx context.Context, s *datast
 			return ctrl.Result{}, fmt.Errorf("reading StatefulSet %s: %w", hbase.NamesOf(ds).StatefulSet(role), err)
 		}
 		if !metav1.IsControlledBy(sts, ds) {
-			msg := fmt.Sprintf("StatefulSet %s exists and is not owned by this datastore: rename the datastore or delete that StatefulSet", sts.Name)
-			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "NameConflict", msg)
-			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "NameConflict", "Reconcile", "%s", msg)
-			return ctrl.Result{}, errPhaseBlocked
+			return ctrl.Result{}, r.nameConflict(ds, "StatefulSet", sts.Name)
 		}
 		s.hbaseSets[role] = sts
 	}

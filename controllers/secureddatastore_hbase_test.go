@@ -124,3 +124,38 @@ func rollOutRole(t *testing.T, ds *v1alpha1.SecuredDatastore, role hbase.Role) {
 		g.Expect(env.Client.Status().Update(context.Background(), sts)).To(Succeed())
 	}).Should(Succeed())
 }
+
+// A plaintext HBase datastore needs no certificate, no KDC and no Secret: five roles start at once.
+func TestPlaintextHBaseHasNoKDCAndNoSecrets(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "plainlog", Namespace: "default"},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineHBase, HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1)},
+			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
+				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+			}},
+		},
+	}
+	create(t, ds)
+	n := hbase.NamesOf(ds)
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionCertificatesReady).Reason).To(Equal("NotNeeded"))
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionKerberosReady).Reason).To(Equal("NotNeeded"))
+		sets := &appsv1.StatefulSetList{}
+		g.Expect(env.Client.List(ctx, sets, client.InNamespace(ds.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": ds.Name})).To(Succeed())
+		g.Expect(sets.Items).To(HaveLen(5))
+	}).Should(Succeed())
+	for _, name := range []string{n.PrincipalsSecret(), certs.KeystorePasswordSecret(ds), n.KeytabSecret(hbase.RegionServer)} {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &corev1.Secret{})
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		g.Expect(err).To(HaveOccurred(), "Secret %s exists for a plaintext datastore", name)
+	}
+	rs := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(hbase.RegionServer)}, rs)).To(Succeed())
+	for _, v := range rs.Spec.Template.Spec.Volumes {
+		g.Expect(v.Name).NotTo(BeElementOf("tls", "keytab", "trust"))
+	}
+}

@@ -2,7 +2,7 @@
 # images.sh: builds the product's container images locally (no registry needed) and, when the
 # Kind cluster runs, loads them into it. Each image is FROM scratch or a base built from Debian
 # packages, tagged with a hash of its inputs, built once and saved in bin/images/. Prints
-# "name=image" lines. Later issues add HBase, the KDC and VPN images here.
+# "name=image" lines. Later issues add the VPN images here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/hack/versions.sh"
@@ -93,6 +93,34 @@ DOCKERFILE
   echo "cassandra=$tag $(save "$tag")"
 }
 
+# jvm_image NAME VERSION JRE_TAG LIB DIR [SOURCE]: jars from Maven Central (LIB) on the JRE base
+# under /opt/NAME/lib, with DIR's files; SOURCE (a single-file Java program in DIR) is compiled
+# here, because the JRE cannot. Runs as uid 1000, the user the operator's pods ask for.
+jvm_image() {
+  local name=$1 version=$2 jre=$3 lib=$4 dir=$5 source=${6:-} ctx hash
+  hash=$( { echo "$jre"; ls "$lib"; cd "$root/$dir" && find . -type f | sort | xargs sha256sum; } | sha256sum | cut -c1-12)
+  local tag="secured.dev/$name:$version-$hash"
+  if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    log "building $tag"
+    ctx=$(mktemp -d)
+    cp -r "$lib" "$ctx/lib"
+    mkdir -p "$ctx/extra" && cp -r "$root/$dir/." "$ctx/extra/"
+    if [[ -n $source ]]; then
+      javac -d "$ctx/extra" -cp "$lib/*" "$root/$dir/$source"
+    fi
+    cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $jre
+COPY lib /opt/$name/lib
+COPY extra /opt/$name
+RUN groupadd -r -g 1000 $name && useradd -r -u 1000 -g $name -d /tmp $name
+USER 1000:1000
+DOCKERFILE
+    docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
+    rm -rf "$ctx"
+  fi
+  echo "$name=$tag $(save "$tag")"
+}
+
 jre=$(debian_image jre "" openjdk-17-jre-headless procps iproute2 passwd)
 jre_tag=${jre#*=}; jre_tag=${jre_tag%% *}
 images=(
@@ -102,6 +130,8 @@ images=(
   "$(go_image k6 ./cmd/k6 bench/k6)"
   "$jre"
   "$(cassandra_image "$jre_tag")"
+  "$(jvm_image hbase "$(sed -n 's:.*<hbase.version>\(.*\)</hbase.version>.*:\1:p' "$root/images/hbase/pom.xml")" "$jre_tag" "$("$root/hack/hbase-jars.sh")" images/hbase)"
+  "$(jvm_image kdc "$(sed -n 's:.*<kerby.version>\(.*\)</kerby.version>.*:\1:p' "$root/images/kdc/pom.xml")" "$jre_tag" "$("$root/hack/kdc-jars.sh")" images/kdc Kdc.java)"
   "$(debian_image prometheus /usr/bin/prometheus prometheus)"
 )
 

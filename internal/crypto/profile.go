@@ -346,8 +346,11 @@ func chooseEngine(asked v1alpha1.TLSEngine, suites []Suite, tlsPath *field.Path,
 func resolveHBase(h *v1alpha1.HBaseSecurity) *v1alpha1.HBaseSecurity {
 	out := h.DeepCopy()
 	setDefault(&out.Authentication, v1alpha1.AuthenticationSimple)
-	setDefault(&out.HBaseRPCProtection, v1alpha1.ProtectionAuthentication)
-	setDefault(&out.HadoopRPCProtection, v1alpha1.ProtectionAuthentication)
+	// SASL protection levels exist only with Kerberos (and the API refuses them without).
+	if out.Authentication == v1alpha1.AuthenticationKerberos {
+		setDefault(&out.HBaseRPCProtection, v1alpha1.ProtectionAuthentication)
+		setDefault(&out.HadoopRPCProtection, v1alpha1.ProtectionAuthentication)
+	}
 	if out.AESTransform == nil {
 		out.AESTransform = new(bool)
 	}
