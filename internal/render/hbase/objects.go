@@ -347,14 +347,16 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 	tcp := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}}
 	container := corev1.Container{
 		Name: string(r), Image: image, Command: command(r, kerberized), Env: env, Ports: rolePorts[r],
-		StartupProbe:   &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 5, FailureThreshold: 60},
-		ReadinessProbe: &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 10, FailureThreshold: 3},
-		LivenessProbe:  &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 20, FailureThreshold: 6},
+		// A process that dies leaves the end of its log where kubectl describe shows it.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		StartupProbe:             &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 5, FailureThreshold: 60},
+		ReadinessProbe:           &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 10, FailureThreshold: 3},
+		LivenessProbe:            &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 20, FailureThreshold: 6},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", heapMiB[r]+256))},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 2*heapMiB[r]+256))},
 		},
-		VolumeMounts: mounts,
+		VolumeMounts:    mounts,
 		SecurityContext: podtemplate.Restricted(),
 	}
 	if r == RegionServer && ds.Spec.HBase != nil && len(ds.Spec.HBase.Resources.Requests)+len(ds.Spec.HBase.Resources.Limits) > 0 {

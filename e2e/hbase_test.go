@@ -1,0 +1,92 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// The paper's "native security" on the Kind cluster: an HBase SecuredDatastore with Kerberos,
+// SASL privacy on HBase and Hadoop RPC and encrypted HDFS block transfer, in a namespace that
+// enforces the restricted Pod Security Standard. The managed KDC, ZooKeeper, HDFS and HBase
+// start from the operator's Secrets and certificates, and the datastore becomes Ready.
+func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-hbase-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	applyProfile(t, c, "hbase-kerberos-privacy")
+
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: ns.Name},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine:     v1alpha1.EngineHBase,
+			HBase:      &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
+			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "hbase-kerberos-privacy"},
+		},
+	}
+	start := time.Now()
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPods(t, c, ns.Name)
+		}
+	})
+	last := ""
+	eventually(t, 15*time.Minute, "the HBase datastore becomes Ready", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		progress := ""
+		if p := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionProgressing); p != nil {
+			progress = p.Message
+		}
+		if line := fmt.Sprintf("%s, %d/%d RegionServers ready: %s", ds.Status.Phase, ds.Status.ReadyNodes, ds.Status.Nodes, progress); line != last {
+			t.Logf("%6s %s", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		if ds.Status.Phase != v1alpha1.PhaseReady {
+			return fmt.Errorf("phase %s", ds.Status.Phase)
+		}
+		return nil
+	})
+	t.Logf("Kerberos + privacy HBase Ready in %s", time.Since(start).Round(time.Second))
+	k := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionKerberosReady)
+	if k == nil || k.Status != metav1.ConditionTrue {
+		t.Errorf("KerberosReady %+v", k)
+	}
+}
+
+// logPods logs each pod's phase and the end of its log, for a failed test.
+func logPods(t *testing.T, c client.Client, namespace string) {
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(namespace)); err != nil {
+		t.Logf("listing pods: %v", err)
+		return
+	}
+	for _, p := range pods.Items {
+		t.Logf("pod %s: %s", p.Name, p.Status.Phase)
+		for _, s := range p.Status.ContainerStatuses {
+			if s.LastTerminationState.Terminated != nil {
+				t.Logf("  %s last terminated: %s", s.Name, s.LastTerminationState.Terminated.Message)
+			}
+		}
+	}
+}
