@@ -327,6 +327,8 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 		mounts = mounts[1:]
 		volumes = volumes[1:]
 		secretVolume("principals", n.PrincipalsSecret(), "/etc/kdc")
+	case r == ZooKeeper:
+		// ZooKeeper runs without SASL and TLS: it needs neither keys nor certificates.
 	default:
 		if kerberized {
 			secretVolume("keytab", n.KeytabSecret(r), PodLayout.KeytabDir)

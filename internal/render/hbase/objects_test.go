@@ -111,3 +111,34 @@ func TestCertificatesAreRequiredForSecureHDFS(t *testing.T) {
 		t.Errorf("Kerberos without certificates: %v", err)
 	}
 }
+
+// Every Secret a pod mounts is one the operator creates (or cert-manager issues): a missing one
+// keeps the pod in ContainerCreating forever.
+func TestPodsMountOnlySecretsThatExist(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	s := spec(ds, enc)
+	objs, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := Identities(ds, s.ClusterDomain, nil, counter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{s.CertSecret: true, s.KeystorePasswordSecret: true}
+	for _, sec := range secrets {
+		exists[sec.Name] = true
+	}
+	for _, sts := range objs.StatefulSets {
+		for _, v := range sts.Spec.Template.Spec.Volumes {
+			if v.Secret != nil && !exists[v.Secret.SecretName] {
+				t.Errorf("%s mounts Secret %s, which nobody creates", sts.Name, v.Secret.SecretName)
+			}
+		}
+		for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && !exists[e.ValueFrom.SecretKeyRef.Name] {
+				t.Errorf("%s reads Secret %s, which nobody creates", sts.Name, e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+	}
+}
