@@ -20,7 +20,8 @@ import (
 // The paper's "native security" on the Kind cluster: an HBase SecuredDatastore with Kerberos,
 // SASL privacy on HBase and Hadoop RPC and encrypted HDFS block transfer, in a namespace that
 // enforces the restricted Pod Security Standard. The managed KDC, ZooKeeper, HDFS and HBase
-// start from the operator's Secrets and certificates, and the datastore becomes Ready.
+// start from the operator's Secrets and certificates, the datastore becomes Ready, and the wire
+// probe verifies the Master's and RegionServer's RPC ports.
 func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
@@ -72,6 +73,19 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	if k == nil || k.Status != metav1.ConditionTrue {
 		t.Errorf("KerberosReady %+v", k)
 	}
+	// The Master and the RegionServer answer on their RPC ports exactly as the profile says:
+	// SASL (no TLS) on HBase RPC.
+	eventually(t, 3*time.Minute, "the wire is verified", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		v := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
+		if v == nil || v.Status != metav1.ConditionTrue {
+			return fmt.Errorf("EncryptionVerified %+v", v)
+		}
+		t.Logf("EncryptionVerified: %s", v.Message)
+		return nil
+	})
 }
 
 // logPods logs each pod's phase and the end of its log, for a failed test.
