@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/benchmark"
 	"secured.dev/operator/internal/benchresult"
 )
 
@@ -86,7 +87,7 @@ func finishJob(t *testing.T, g Gomega, name string, exitCode int32, message stri
 	}
 	create(t, pod)
 	now := metav1.Now()
-	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "k6", Image: "secured.dev/k6:test",
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: benchmark.ContainerName, Image: "secured.dev/k6:test",
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}}}}}
 	if exitCode != 0 {
 		pod.Status.Phase = corev1.PodFailed

@@ -48,7 +48,10 @@ func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkSco
 		return true, nil
 	}
 	b.Status.Phase = v1alpha1.BenchmarkLoading
-	job := benchmark.Build(r.job(s, benchmark.PhaseLoad, 0))
+	job, err := r.job(s, benchmark.PhaseLoad, 0)
+	if err != nil {
+		return false, err
+	}
 	out, err := r.observe(ctx, s, job)
 	if err != nil || !out.finished {
 		return false, err
@@ -74,7 +77,10 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 	st.Phase = v1alpha1.BenchmarkRunning
 	if n := len(st.Runs); n > 0 && (st.Runs[n-1].Phase == v1alpha1.RunRunning || st.Runs[n-1].Phase == v1alpha1.RunPending) {
 		run := &st.Runs[n-1]
-		job := benchmark.Build(r.job(s, benchmark.PhaseRun, run.Index))
+		job, err := r.job(s, benchmark.PhaseRun, run.Index)
+		if err != nil {
+			return false, err
+		}
 		out, err := r.observe(ctx, s, job)
 		if err != nil || !out.finished {
 			return false, err
@@ -104,7 +110,10 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 		return true, nil
 	}
 	index := int32(len(st.Runs))
-	job := benchmark.Build(r.job(s, benchmark.PhaseRun, index))
+	job, err := r.job(s, benchmark.PhaseRun, index)
+	if err != nil {
+		return false, err
+	}
 	st.Runs = append(st.Runs, v1alpha1.BenchmarkRun{Index: index, Phase: v1alpha1.RunRunning, Job: job.Name})
 	if _, err := r.observe(ctx, s, job); err != nil {
 		return false, err
@@ -113,12 +122,18 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 	return false, nil
 }
 
-func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run int32) benchmark.Job {
+// job renders one Job; the driver follows the engine: k6 for Cassandra, YCSB's JVM client
+// for HBase.
+func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run int32) (*batchv1.Job, error) {
 	url := r.Options.PrometheusRemoteWriteURL
 	if p := s.b.Spec.Prometheus; p != nil && p.RemoteWriteURL != "" {
 		url = p.RemoteWriteURL
 	}
-	return benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: r.Options.K6Image, RemoteWriteURL: url}
+	image := r.Options.K6Image
+	if s.target.HBase != nil {
+		image = r.Options.YCSBHBaseImage
+	}
+	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url})
 }
 
 // record writes a finished run's results and judges whether it counts.

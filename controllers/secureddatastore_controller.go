@@ -56,8 +56,8 @@ type Options struct {
 	FeatureLabelPrefix string
 	// HBaseImage runs ZooKeeper, HDFS and HBase; KDCImage the managed KDC.
 	HBaseImage, KDCImage string
-	// K6Image runs the benchmark clients.
-	K6Image string
+	// K6Image runs the benchmark clients of Cassandra; YCSBHBaseImage those of HBase.
+	K6Image, YCSBHBaseImage string
 	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
 	// spec.prometheus.remoteWriteURL; empty publishes nothing.
 	PrometheusRemoteWriteURL string

@@ -163,5 +163,5 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 		return nil
 	})
 
-	benchmarkDatastore(t, c, ds, "TLS_AES_128_GCM_SHA256")
+	benchmarkDatastore(t, c, ds, "", "TLS_AES_128_GCM_SHA256")
 }

@@ -21,7 +21,8 @@ import (
 // SASL privacy on HBase and Hadoop RPC and encrypted HDFS block transfer, in a namespace that
 // enforces the restricted Pod Security Standard. The managed KDC, ZooKeeper, HDFS and HBase
 // start from the operator's Secrets and certificates, the datastore becomes Ready, and the wire
-// probe verifies the Master's and RegionServer's RPC ports.
+// probe verifies the Master's and RegionServer's RPC ports, and a benchmark measures it with
+// YCSB's JVM client.
 func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
@@ -86,6 +87,10 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 		t.Logf("EncryptionVerified: %s", v.Message)
 		return nil
 	})
+
+	// The benchmark's HBase driver logs in with the datastore's client keytab and measures it
+	// over SASL privacy.
+	benchmarkDatastore(t, c, ds, "kerberos/privacy", "")
 }
 
 // logPods logs each pod's phase and the end of its log, for a failed test.

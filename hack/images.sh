@@ -93,18 +93,19 @@ DOCKERFILE
   echo "cassandra=$tag $(save "$tag")"
 }
 
-# jvm_image NAME VERSION JRE_TAG LIB DIR [SOURCE]: jars from Maven Central (LIB) on the JRE base
-# under /opt/NAME/lib, with DIR's files; SOURCE (a single-file Java program in DIR) is compiled
-# here, because the JRE cannot. Runs as uid 1000, the user the operator's pods ask for.
+# jvm_image NAME VERSION JRE_TAG LIB [DIR [SOURCE]]: jars (LIB) on the JRE base under
+# /opt/NAME/lib, with DIR's files under /opt/NAME; SOURCE (a single-file Java program in DIR) is
+# compiled here, because the JRE cannot. Runs as uid 1000, the user the operator's pods ask for.
 jvm_image() {
-  local name=$1 version=$2 jre=$3 lib=$4 dir=$5 source=${6:-} ctx hash
-  hash=$( { echo "$jre"; ls "$lib"; cd "$root/$dir" && find . -type f | sort | xargs sha256sum; } | sha256sum | cut -c1-12)
+  local name=$1 version=$2 jre=$3 lib=$4 dir=${5:-} source=${6:-} ctx hash
+  hash=$( { echo "$jre"; find "$lib" -type f | sort; [[ -z $dir ]] || { cd "$root/$dir" && find . -type f | sort | xargs sha256sum; }; } | sha256sum | cut -c1-12)
   local tag="secured.dev/$name:$version-$hash"
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     log "building $tag"
     ctx=$(mktemp -d)
     cp -r "$lib" "$ctx/lib"
-    mkdir -p "$ctx/extra" && cp -r "$root/$dir/." "$ctx/extra/"
+    mkdir -p "$ctx/extra"
+    [[ -z $dir ]] || cp -r "$root/$dir/." "$ctx/extra/"
     if [[ -n $source ]]; then
       javac -d "$ctx/extra" -cp "$lib/*" "$root/$dir/$source"
     fi
@@ -131,6 +132,7 @@ images=(
   "$jre"
   "$(cassandra_image "$jre_tag")"
   "$(jvm_image hbase "$(sed -n 's:.*<hbase.version>\(.*\)</hbase.version>.*:\1:p' "$root/images/hbase/pom.xml")" "$jre_tag" "$("$root/hack/hbase-jars.sh")" images/hbase)"
+  "$(jvm_image ycsb-hbase 0.17.0 "$jre_tag" "$(dirname "$("$root/hack/ycsb-hbase.sh" | cut -d: -f1)")")"
   "$(jvm_image kdc "$(sed -n 's:.*<kerby.version>\(.*\)</kerby.version>.*:\1:p' "$root/images/kdc/pom.xml")" "$jre_tag" "$("$root/hack/kdc-jars.sh")" images/kdc Kdc.java)"
   "$(debian_image prometheus /usr/bin/prometheus prometheus)"
 )

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/hbase"
 )
 
 // Phases of a benchmark's Jobs.
@@ -38,7 +39,7 @@ const (
 )
 
 // ContainerName of the client in the Job's pods; its termination message is the summary.
-const ContainerName = "k6"
+const ContainerName = "client"
 
 const (
 	script  = "/bench/k6/ycsb.js"
@@ -94,7 +95,8 @@ func Repetitions(b *v1alpha1.DatastoreBenchmark) int32 {
 
 // Build renders the Job: an Indexed Job of ClientPods pods that fail once and are not
 // retried (a run that lost a client is repeated by the controller, not patched up by the Job).
-func Build(j Job) *batchv1.Job {
+// Cassandra is measured with k6 and our extension, HBase with YCSB's JVM client and our binding.
+func Build(j Job) (*batchv1.Job, error) {
 	b := j.Benchmark
 	pods := ClientPods(b)
 	labels := PodLabels(b, j.Phase, j.Run)
@@ -129,6 +131,18 @@ func Build(j Job) *batchv1.Job {
 			},
 		}},
 	}
+	if h := j.Target.HBase; h != nil {
+		props, err := driverProperties(j)
+		if err != nil {
+			return nil, err
+		}
+		c := &spec.Containers[0]
+		c.Args, c.Command = nil, driverCommand(j, props)
+		c.Env = []corev1.EnvVar{{Name: "YCSB_PHASE", Value: j.Phase}, {Name: "HADOOP_USER_NAME", Value: "ycsb"}}
+		spec.Volumes, c.VolumeMounts = hbaseVolumes(h)
+		// The image's user, so that the JVM has a home and a name.
+		spec.SecurityContext.RunAsUser, spec.SecurityContext.RunAsGroup = ptr.To[int64](hbase.HBaseUser), ptr.To[int64](hbase.HBaseUser)
+	}
 	if t := j.Target.TLS; t != nil && (t.CA.ConfigMap != "" || t.CA.Secret != "") {
 		vol := corev1.Volume{Name: "ca"}
 		if t.CA.ConfigMap != "" {
@@ -155,25 +169,30 @@ func Build(j Job) *batchv1.Job {
 		// A hung client must not hold the benchmark forever: the run's own length and ten minutes.
 		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((warmUp(b) + duration(b) + 10*time.Minute).Seconds()))
 	}
-	return job
+	return job, nil
 }
 
 func args(j Job) []string {
 	a := []string{"run", "--no-usage-report", "--no-color", "--quiet"}
 	if j.RemoteWriteURL != "" {
 		a = append(a, "--out", "experimental-prometheus-rw")
-		tags := []string{"benchmark=" + j.Benchmark.Name, "namespace=" + j.Benchmark.Namespace, "phase=" + j.Phase}
-		if j.Target.Datastore != "" {
-			tags = append(tags, "datastore="+j.Target.Datastore)
-		}
-		if j.Phase == PhaseRun {
-			tags = append(tags, "run="+strconv.Itoa(int(j.Run)))
-		}
-		for _, t := range tags {
+		for _, t := range tags(j) {
 			a = append(a, "--tag", t)
 		}
 	}
 	return append(a, script)
+}
+
+// tags label every published series of a Job, for either driver.
+func tags(j Job) []string {
+	t := []string{"benchmark=" + j.Benchmark.Name, "namespace=" + j.Benchmark.Namespace, "phase=" + j.Phase}
+	if j.Target.Datastore != "" {
+		t = append(t, "datastore="+j.Target.Datastore)
+	}
+	if j.Phase == PhaseRun {
+		t = append(t, "run="+strconv.Itoa(int(j.Run)))
+	}
+	return t
 }
 
 func env(j Job) []corev1.EnvVar {

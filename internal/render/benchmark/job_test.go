@@ -54,7 +54,11 @@ func TestJobsForADatastore(t *testing.T) {
 		{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/k6:test"},
 		{Benchmark: b, Target: target, Phase: PhaseRun, Run: 1, Image: "secured.dev/k6:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
 	} {
-		y, err := yaml.Marshal(Build(j))
+		job, err := Build(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := yaml.Marshal(job)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,13 +83,63 @@ func TestTargetsRefused(t *testing.T) {
 	if _, err := DatastoreTarget(ds, "cluster.local"); err == nil || !strings.Contains(err.Error(), "not resolved") {
 		t.Errorf("no resolved profile yet: %v", err)
 	}
-	ds.Spec.Engine = v1alpha1.EngineHBase
-	if _, err := DatastoreTarget(ds, "cluster.local"); err == nil || !strings.Contains(err.Error(), "HBase") {
-		t.Errorf("HBase: %v", err)
-	}
 	ext, err := ExternalTarget(&v1alpha1.ExternalTarget{Engine: v1alpha1.EngineCassandra, Endpoints: []string{"cassandra.eu-west-1.amazonaws.com:9142"},
 		TLS: &v1alpha1.ClientTLS{Protocol: "TLSv1.2", CipherSuite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}})
 	if err != nil || ext.TLS.ServerName != "cassandra.eu-west-1.amazonaws.com" || ext.TLS.CA.Secret != "" {
 		t.Errorf("external target %+v: %v", ext.TLS, err)
+	}
+}
+
+// An HBase datastore is measured by YCSB's JVM client with our binding: the client logs in from
+// the datastore's client keytab, speaks the profile's SASL level, shares the load phase over
+// the client pods and writes its summary as the termination message.
+func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
+	on := true
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: "db"},
+		Spec:       v1alpha1.SecuredDatastoreSpec{Engine: v1alpha1.EngineHBase},
+		Status: v1alpha1.SecuredDatastoreStatus{Encryption: &v1alpha1.EncryptionStatus{
+			Profile: "hbase-kerberos-privacy",
+			Effective: &v1alpha1.EffectiveEncryption{
+				ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}, NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
+				HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos, HBaseRPCProtection: v1alpha1.ProtectionPrivacy,
+					HadoopRPCProtection: v1alpha1.ProtectionPrivacy, AESTransform: new(bool), DataTransfer: &v1alpha1.HDFSDataTransfer{Encrypt: &on}},
+			},
+		}},
+	}
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "events-a", Namespace: "db"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "events"}},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](10_001)},
+			Load:     v1alpha1.Load{ClientPods: ptr.To[int32](2), VirtualUsers: ptr.To[int32](16)},
+		},
+	}
+	var out bytes.Buffer
+	for _, j := range []Job{
+		{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/ycsb-hbase:test"},
+		{Benchmark: b, Target: target, Phase: PhaseRun, Run: 0, Image: "secured.dev/ycsb-hbase:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
+	} {
+		job, err := Build(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := yaml.Marshal(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("---\n")
+		out.Write(y)
+	}
+	golden.Check(t, "hbase-jobs.yaml", out.Bytes())
+	for _, want := range []string{"'principal=client@EVENTS.DB'", "'hbase.rpc.protection=privacy'", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
+		"'exportfile=/dev/termination-log'", "'maxexecutiontime=60'", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
+		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) { // YAML folds long lines
+			t.Errorf("the Jobs lack %s", want)
+		}
 	}
 }

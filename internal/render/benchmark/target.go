@@ -27,6 +27,8 @@ type Target struct {
 	TLS *TLS
 	// ReplicationFactor of the YCSB keyspace the load phase creates.
 	ReplicationFactor int32
+	// HBase: the target is HBase, measured by the JVM driver; nil for Cassandra.
+	HBase *HBaseTarget
 }
 
 // TLS is the pinned session and where its trust comes from.
@@ -46,12 +48,12 @@ type CASource struct {
 // bundle, pinned to the highest protocol of its client channel and the first suite the
 // profile lists for it.
 func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Target, error) {
-	if ds.Spec.Engine != v1alpha1.EngineCassandra {
-		return Target{}, fmt.Errorf("SecuredDatastore %s is engine %s; benchmarks run against Cassandra datastores (the HBase driver comes with HBase support)", ds.Name, ds.Spec.Engine)
-	}
 	enc := ds.Status.Encryption
 	if enc == nil || enc.Effective == nil {
 		return Target{}, fmt.Errorf("SecuredDatastore %s has not resolved its encryption profile yet", ds.Name)
+	}
+	if ds.Spec.Engine == v1alpha1.EngineHBase {
+		return hbaseTarget(ds, clusterDomain, enc), nil
 	}
 	n := cassandra.NamesOf(ds)
 	svc := fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace)

@@ -1,0 +1,157 @@
+package benchmark
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/ycsb"
+)
+
+// HBaseTarget is how the JVM driver (drivers/ycsb-hbase) reaches an HBase datastore: k6 cannot
+// speak Kerberos-secured HBase RPC, YCSB's own client with our binding can.
+type HBaseTarget struct {
+	// Properties go into the HBase client's configuration: ZooKeeper, Kerberos and SASL, TLS.
+	Properties map[string]string
+	// ConfigMap holds the datastore's rendered files (krb5.conf among them).
+	ConfigMap string
+	// KeytabSecret and Principal log the client in, when the profile uses Kerberos.
+	KeytabSecret, Principal string
+	// TrustConfigMap holds ca.crt, when the profile uses TLS.
+	TrustConfigMap string
+}
+
+// Paths in the driver's pod and image (hack/images.sh builds secured.dev/ycsb-hbase).
+const (
+	hbaseConf    = "/etc/hbase/conf"
+	driverLib    = "/opt/ycsb-hbase/lib"
+	clientKeytab = "/etc/secured/keytab/" + hbase.ClientKeytab
+)
+
+func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) Target {
+	c := hbase.ClusterOf(ds, clusterDomain)
+	t := Target{Datastore: ds.Name, Profile: enc.Profile, HBase: &HBaseTarget{
+		Properties: hbase.ClientProperties(c, *enc.Effective), ConfigMap: hbase.NamesOf(ds).ConfigMap(),
+	}}
+	for _, h := range c.ZooKeeper {
+		t.Hosts = append(t.Hosts, fmt.Sprintf("%s:%d", h, hbase.ZooKeeperPort))
+	}
+	if enc.Effective.HBase != nil && enc.Effective.HBase.Authentication == v1alpha1.AuthenticationKerberos {
+		t.HBase.KeytabSecret, t.HBase.Principal = hbase.NamesOf(ds).ClientKeytabSecret(), hbase.ClientPrincipal(ds)
+	}
+	if enc.Effective.ClientToNode.Mode != v1alpha1.ChannelDisabled {
+		t.HBase.TrustConfigMap = certs.TrustConfigMap(ds)
+	}
+	return t
+}
+
+// driverProperties are the YCSB properties of a Job: the workload (YCSB's own names, from the
+// same definitions the k6 extension uses), the client's configuration and the summary.
+func driverProperties(j Job) (map[string]string, error) {
+	b, w := j.Benchmark, j.Benchmark.Spec.Workload
+	preset := string(w.Preset)
+	if preset == "" {
+		preset = "A" // the proportions below replace its mix
+	}
+	wl, err := ycsb.Core(preset)
+	if err != nil {
+		return nil, err
+	}
+	wl.RecordCount = ptr.Deref(w.RecordCount, DefaultRecordCount)
+	if w.FieldCount != nil {
+		wl.FieldCount = int(*w.FieldCount)
+	}
+	if w.FieldLength != nil {
+		wl.FieldLength = int(*w.FieldLength)
+	}
+	if w.RequestDistribution != "" {
+		wl.RequestDistribution = string(w.RequestDistribution)
+	}
+	if p := w.Proportions; p != nil {
+		wl.Proportions = map[ycsb.Operation]float64{ycsb.Read: float64(p.Read) / 100, ycsb.Update: float64(p.Update) / 100,
+			ycsb.Insert: float64(p.Insert) / 100, ycsb.Scan: float64(p.Scan) / 100, ycsb.ReadModifyWrite: float64(p.ReadModifyWrite) / 100}
+	}
+	pods := int64(ClientPods(b))
+	props := wl.Properties()
+	// The run is bounded by time unless an operation count is given (0: no count limit).
+	props["operationcount"] = "0"
+	if j.Phase == PhaseRun {
+		if w.OperationCount != nil {
+			props["operationcount"] = strconv.FormatInt(max(*w.OperationCount/pods, 1), 10)
+		} else {
+			props["maxexecutiontime"] = strconv.Itoa(int(duration(b).Seconds()))
+		}
+	} else {
+		props["createtable"] = "true"
+	}
+	for k, v := range j.Target.HBase.Properties {
+		props[k] = v
+	}
+	props["exporter"] = "dev.secured.ycsb.SummaryExporter"
+	props["exportfile"] = corev1.TerminationMessagePathDefault
+	props["hdrhistogram.percentiles"] = "50,95,99"
+	props["profile"] = j.Target.Profile
+	if j.Target.HBase.Principal != "" {
+		props["principal"], props["keytab"] = j.Target.HBase.Principal, clientKeytab
+	}
+	if j.RemoteWriteURL != "" {
+		props["prometheus.remotewrite.url"] = j.RemoteWriteURL
+		props["prometheus.tags"] = strings.Join(tags(j), ",")
+	}
+	return props, nil
+}
+
+// driverCommand runs YCSB's client; a shell computes each pod's share of the load phase from
+// the Indexed Job's completion index (YCSB's insertstart and insertcount).
+func driverCommand(j Job, props map[string]string) []string {
+	b := j.Benchmark
+	java := []string{"exec", "java", "-Xmx1g", "-XX:-UsePerfData"}
+	if j.Target.HBase.Principal != "" {
+		java = append(java, "-Djava.security.krb5.conf="+hbaseConf+"/krb5.conf")
+	}
+	java = append(java, hbase.JDK17Options...)
+	java = append(java, "-cp", "'"+driverLib+"/*:"+driverLib+"/lib/*'", "site.ycsb.Client", map[string]string{PhaseLoad: "-load", PhaseRun: "-t"}[j.Phase],
+		"-db", "dev.secured.ycsb.HBaseClient", "-threads", strconv.Itoa(int(ptr.Deref(b.Spec.Load.VirtualUsers, DefaultVirtualUsers))))
+	pods := int64(ClientPods(b))
+	if j.Phase == PhaseRun && b.Spec.Load.Mode == v1alpha1.LoadFixedRate && b.Spec.Load.Rate != nil {
+		java = append(java, "-target", strconv.FormatInt(max(*b.Spec.Load.Rate/pods, 1), 10))
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		java = append(java, "-p", "'"+k+"="+props[k]+"'")
+	}
+	if j.Phase == PhaseLoad {
+		share := (ptr.Deref(b.Spec.Workload.RecordCount, DefaultRecordCount) + pods - 1) / pods
+		java = append(java, "-p", fmt.Sprintf("insertstart=$((JOB_COMPLETION_INDEX * %d))", share), "-p", fmt.Sprintf("insertcount=%d", share))
+	}
+	return []string{"sh", "-c", strings.Join(java, " ")}
+}
+
+// hbaseVolumes: the rendered configuration (krb5.conf), the client keytab, the trust bundle.
+func hbaseVolumes(t *HBaseTarget) ([]corev1.Volume, []corev1.VolumeMount) {
+	vols := []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: t.ConfigMap}}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	mounts := []corev1.VolumeMount{{Name: "config", MountPath: hbaseConf, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}}
+	if t.KeytabSecret != "" {
+		vols = append(vols, corev1.Volume{Name: "keytab", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: t.KeytabSecret, DefaultMode: ptr.To[int32](0o440)}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "keytab", MountPath: "/etc/secured/keytab", ReadOnly: true})
+	}
+	if t.TrustConfigMap != "" {
+		vols = append(vols, corev1.Volume{Name: "trust", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: t.TrustConfigMap}}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "trust", MountPath: hbase.PodLayout.TrustDir, ReadOnly: true})
+	}
+	return vols, mounts
+}
