@@ -134,7 +134,16 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 		b.Status.Profile = s.target.Profile
 	}
 	msg := fmt.Sprintf("%s, plaintext", s.target.Hosts)
-	if t := s.target.TLS; t != nil {
+	switch h, t := s.target.HBase, s.target.TLS; {
+	case h != nil:
+		msg = fmt.Sprintf("HBase through ZooKeeper %s with YCSB's JVM client", s.target.Hosts)
+		if h.Principal != "" {
+			msg += ", logged in as " + h.Principal + " (SASL " + h.Properties["hbase.rpc.protection"] + ")"
+		}
+		if h.TrustConfigMap != "" {
+			msg += ", TLS verified against ConfigMap " + h.TrustConfigMap
+		}
+	case t != nil:
 		msg = fmt.Sprintf("%s, pinned to %s %s, verifying %s", s.target.Hosts, t.Protocol, t.CipherSuite, t.ServerName)
 	}
 	setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "TargetReady", msg)

@@ -63,6 +63,9 @@ func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkSco
 		r.fail(b, "LoadFailed", "the load phase did not complete: "+out.invalid)
 	case out.summary.Errors > 0:
 		r.fail(b, "LoadFailed", fmt.Sprintf("the load phase had %d failed inserts (first: %s)", out.summary.Errors, out.summary.FirstError))
+	case out.summary.Operations == 0:
+		// A client that could not connect (a refused login) may still write an empty summary.
+		r.fail(b, "LoadFailed", "the load phase inserted no record: the client could not reach the datastore (its log says why)")
 	default:
 		msg := fmt.Sprintf("%d records inserted at %.0f inserts/s", out.summary.Operations, out.throughput)
 		setCondition(&b.Status.Conditions, b.Generation, ConditionLoaded, metav1.ConditionTrue, "Loaded", msg)

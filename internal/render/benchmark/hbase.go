@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,12 +81,13 @@ func driverProperties(j Job) (map[string]string, error) {
 	}
 	pods := int64(ClientPods(b))
 	props := wl.Properties()
-	// The run is bounded by time unless an operation count is given (0: no count limit).
-	props["operationcount"] = "0"
 	if j.Phase == PhaseRun {
 		if w.OperationCount != nil {
 			props["operationcount"] = strconv.FormatInt(max(*w.OperationCount/pods, 1), 10)
 		} else {
+			// Bounded by time: YCSB caps its threads at the operation count (0 would start
+			// none), so the count is the largest it parses and maxexecutiontime ends the run.
+			props["operationcount"] = strconv.Itoa(math.MaxInt32)
 			props["maxexecutiontime"] = strconv.Itoa(int(duration(b).Seconds()))
 		}
 	} else {

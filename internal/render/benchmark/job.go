@@ -140,8 +140,9 @@ func Build(j Job) (*batchv1.Job, error) {
 		c.Args, c.Command = nil, driverCommand(j, props)
 		c.Env = []corev1.EnvVar{{Name: "YCSB_PHASE", Value: j.Phase}, {Name: "HADOOP_USER_NAME", Value: "ycsb"}}
 		spec.Volumes, c.VolumeMounts = hbaseVolumes(h)
-		// The image's user, so that the JVM has a home and a name.
-		spec.SecurityContext.RunAsUser, spec.SecurityContext.RunAsGroup = ptr.To[int64](hbase.HBaseUser), ptr.To[int64](hbase.HBaseUser)
+		// The image's user, so that the JVM has a home and a name; the keytab is group-readable.
+		u := ptr.To[int64](hbase.HBaseUser)
+		spec.SecurityContext.RunAsUser, spec.SecurityContext.RunAsGroup, spec.SecurityContext.FSGroup = u, u, u
 	}
 	if t := j.Target.TLS; t != nil && (t.CA.ConfigMap != "" || t.CA.Secret != "") {
 		vol := corev1.Volume{Name: "ca"}
