@@ -83,7 +83,7 @@ deploy: ## Build and load the images and install the operator (CRDs, RBAC, manag
 	hack/deploy.sh
 
 .PHONY: e2e
-e2e: deploy ## Every end-to-end test on the Kind cluster (smoke, then a 3-node TLS Cassandra datastore; ~5 min).
+e2e: deploy ## Every end-to-end test on the Kind cluster (smoke, a 3-node TLS Cassandra and a Kerberos HBase datastore, each benchmarked; ~9 min).
 	KUBECONFIG=$(CURDIR)/bin/kind/kubeconfig $(GO) test -tags e2e -count=1 -v -timeout 30m ./e2e/
 
 .PHONY: kind-down
