@@ -58,6 +58,46 @@ func applyProfile(t *testing.T, c client.Client, name string) {
 	}
 }
 
+// waitReady waits up to 15 minutes for the datastore's Ready phase, logging each new progress
+// line; nodes names what its ready count counts.
+func waitReady(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, start time.Time, nodes string) {
+	t.Helper()
+	last := ""
+	eventually(t, 15*time.Minute, "the datastore becomes Ready", func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		progress := ""
+		if p := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionProgressing); p != nil {
+			progress = p.Message
+		}
+		if line := fmt.Sprintf("%s, %d/%d %s: %s", ds.Status.Phase, ds.Status.ReadyNodes, ds.Status.Nodes, nodes, progress); line != last {
+			t.Logf("%6s %s", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		if ds.Status.Phase != v1alpha1.PhaseReady {
+			return fmt.Errorf("phase %s", ds.Status.Phase)
+		}
+		return nil
+	})
+}
+
+// waitVerified waits for the operator's wire probe to find exactly the effective profile.
+func waitVerified(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) {
+	t.Helper()
+	eventually(t, 3*time.Minute, "the wire is verified", func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		v := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
+		if v == nil || v.Status != metav1.ConditionTrue {
+			return fmt.Errorf("EncryptionVerified %+v", v)
+		}
+		t.Logf("EncryptionVerified: %s", v.Message)
+		return nil
+	})
+}
+
 // A 3-node TLS 1.3 SecuredDatastore on the Kind cluster, in a namespace that enforces the
 // restricted Pod Security Standard: it becomes Ready, the operator verifies the wire, an
 // application pod writes and reads over TLS through the client Service, and a benchmark
@@ -95,37 +135,10 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 	if err := c.Create(ctx, ds); err != nil {
 		t.Fatal(err)
 	}
-	last := ""
-	eventually(t, 15*time.Minute, "the datastore becomes Ready", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
-			return err
-		}
-		progress := ""
-		if p := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionProgressing); p != nil {
-			progress = p.Message
-		}
-		if line := fmt.Sprintf("%s, %d/%d ready: %s", ds.Status.Phase, ds.Status.ReadyNodes, ds.Status.Nodes, progress); line != last {
-			t.Logf("%6s %s", time.Since(start).Round(time.Second), line)
-			last = line
-		}
-		if ds.Status.Phase != v1alpha1.PhaseReady {
-			return fmt.Errorf("phase %s", ds.Status.Phase)
-		}
-		return nil
-	})
+	waitReady(t, c, ds, start, "ready")
 	t.Logf("3-node TLS 1.3 datastore Ready in %s", time.Since(start).Round(time.Second))
 
-	eventually(t, 3*time.Minute, "the wire is verified", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
-			return err
-		}
-		v := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
-		if v == nil || v.Status != metav1.ConditionTrue {
-			return fmt.Errorf("EncryptionVerified %+v", v)
-		}
-		t.Logf("EncryptionVerified: %s", v.Message)
-		return nil
-	})
+	waitVerified(t, c, ds)
 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "cql-client", Namespace: ns.Name},

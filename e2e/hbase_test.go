@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -51,24 +50,7 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 			logPods(t, c, ns.Name)
 		}
 	})
-	last := ""
-	eventually(t, 15*time.Minute, "the HBase datastore becomes Ready", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
-			return err
-		}
-		progress := ""
-		if p := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionProgressing); p != nil {
-			progress = p.Message
-		}
-		if line := fmt.Sprintf("%s, %d/%d RegionServers ready: %s", ds.Status.Phase, ds.Status.ReadyNodes, ds.Status.Nodes, progress); line != last {
-			t.Logf("%6s %s", time.Since(start).Round(time.Second), line)
-			last = line
-		}
-		if ds.Status.Phase != v1alpha1.PhaseReady {
-			return fmt.Errorf("phase %s", ds.Status.Phase)
-		}
-		return nil
-	})
+	waitReady(t, c, ds, start, "RegionServers ready")
 	t.Logf("Kerberos + privacy HBase Ready in %s", time.Since(start).Round(time.Second))
 	k := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionKerberosReady)
 	if k == nil || k.Status != metav1.ConditionTrue {
@@ -76,17 +58,7 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	}
 	// The Master and the RegionServer answer on their RPC ports exactly as the profile says:
 	// SASL (no TLS) on HBase RPC.
-	eventually(t, 3*time.Minute, "the wire is verified", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
-			return err
-		}
-		v := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
-		if v == nil || v.Status != metav1.ConditionTrue {
-			return fmt.Errorf("EncryptionVerified %+v", v)
-		}
-		t.Logf("EncryptionVerified: %s", v.Message)
-		return nil
-	})
+	waitVerified(t, c, ds)
 
 	// The benchmark's HBase driver logs in with the datastore's client keytab and measures it
 	// over SASL privacy.

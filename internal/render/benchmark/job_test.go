@@ -49,24 +49,12 @@ func TestJobsForADatastore(t *testing.T) {
 			WarmUp:   &metav1.Duration{Duration: 10 * time.Second},
 		},
 	}
-	var out bytes.Buffer
-	for _, j := range []Job{
-		{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/k6:test"},
-		{Benchmark: b, Target: target, Phase: PhaseRun, Run: 1, Image: "secured.dev/k6:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
-	} {
-		job, err := Build(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := yaml.Marshal(job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString("---\n")
-		out.Write(y)
-	}
-	golden.Check(t, "datastore-jobs.yaml", out.Bytes())
-	if !strings.Contains(out.String(), "name: YCSB_RATE\n          value: \"1500\"") {
+	out := renderJobs(t,
+		Job{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/k6:test"},
+		Job{Benchmark: b, Target: target, Phase: PhaseRun, Run: 1, Image: "secured.dev/k6:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
+	)
+	golden.Check(t, "datastore-jobs.yaml", out)
+	if !strings.Contains(string(out), "name: YCSB_RATE\n          value: \"1500\"") {
 		t.Error("a fixed rate of 3000/s over two client pods must give each 1500/s")
 	}
 }
@@ -119,11 +107,24 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 			Load:     v1alpha1.Load{ClientPods: ptr.To[int32](2), VirtualUsers: ptr.To[int32](16)},
 		},
 	}
+	out := renderJobs(t,
+		Job{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/ycsb-hbase:test"},
+		Job{Benchmark: b, Target: target, Phase: PhaseRun, Run: 0, Image: "secured.dev/ycsb-hbase:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
+	)
+	golden.Check(t, "hbase-jobs.yaml", out)
+	for _, want := range []string{"'principal=client@EVENTS.DB'", "'hbase.rpc.protection=privacy'", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
+		"'exportfile=/dev/termination-log'", "'maxexecutiontime=60'", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
+		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) { // YAML folds long lines
+			t.Errorf("the Jobs lack %s", want)
+		}
+	}
+}
+
+// renderJobs builds the Jobs and concatenates them as YAML documents.
+func renderJobs(t *testing.T, jobs ...Job) []byte {
+	t.Helper()
 	var out bytes.Buffer
-	for _, j := range []Job{
-		{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/ycsb-hbase:test"},
-		{Benchmark: b, Target: target, Phase: PhaseRun, Run: 0, Image: "secured.dev/ycsb-hbase:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
-	} {
+	for _, j := range jobs {
 		job, err := Build(j)
 		if err != nil {
 			t.Fatal(err)
@@ -135,11 +136,5 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 		out.WriteString("---\n")
 		out.Write(y)
 	}
-	golden.Check(t, "hbase-jobs.yaml", out.Bytes())
-	for _, want := range []string{"'principal=client@EVENTS.DB'", "'hbase.rpc.protection=privacy'", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
-		"'exportfile=/dev/termination-log'", "'maxexecutiontime=60'", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
-		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) { // YAML folds long lines
-			t.Errorf("the Jobs lack %s", want)
-		}
-	}
+	return out.Bytes()
 }
