@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/render/benchmark"
 	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/render/benchmark"
 )
 
 func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
