@@ -120,8 +120,8 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int, security HBa
 	}
 	conf := filepath.Join(dir, "conf")
 	files := map[string]string{
-		"hbase-site.xml":   siteXML(props),
-		"core-site.xml":    siteXML(coreSite),
+		"hbase-site.xml":   hbase.SiteXML(props),
+		"core-site.xml":    hbase.SiteXML(coreSite),
 		"log4j.properties": "log4j.rootLogger=INFO,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\nlog4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n\n",
 	}
 	if err := os.MkdirAll(conf, 0o755); err != nil {
@@ -141,14 +141,3 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int, security HBa
 
 // Log returns what HBase logged so far.
 func (h *HBaseStandalone) Log() string { return h.proc.Log() }
-
-// siteXML renders Hadoop-style configuration properties.
-func siteXML(props map[string]string) string {
-	var site strings.Builder
-	site.WriteString("<configuration>\n")
-	for k, v := range props {
-		fmt.Fprintf(&site, "  <property><name>%s</name><value>%s</value></property>\n", k, v)
-	}
-	site.WriteString("</configuration>\n")
-	return site.String()
-}

@@ -76,7 +76,7 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 		mkfile(t, filepath.Join(dir, "conf", name), body)
 	}
 	client := hbase.ClientProperties(c.Cluster, enc)
-	mkfile(t, filepath.Join(dir, "client", "hbase-site.xml"), siteXML(client))
+	mkfile(t, filepath.Join(dir, "client", "hbase-site.xml"), hbase.SiteXML(client))
 	c.CA.WriteSecretWithKey(t, c.Cluster.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
 
 	t.Cleanup(func() {

@@ -96,15 +96,15 @@ func Files(c Cluster, enc v1alpha1.EffectiveEncryption) (map[string]string, erro
 		c.Layout = PodLayout
 	}
 	files := map[string]string{
-		"core-site.xml":    siteXML(coreSite(c, s)),
-		"hdfs-site.xml":    siteXML(hdfsSite(c, s)),
-		"hbase-site.xml":   siteXML(hbaseSite(c, s)),
+		"core-site.xml":    SiteXML(coreSite(c, s)),
+		"hdfs-site.xml":    SiteXML(hdfsSite(c, s)),
+		"hbase-site.xml":   SiteXML(hbaseSite(c, s)),
 		"zoo.cfg":          zooCfg(c),
 		"log4j.properties": log4j,
 	}
 	if s.kerberos {
 		files["krb5.conf"] = kerberos.Krb5Conf(c.Realm, c.KDC)
-		files["ssl-server.xml"] = siteXML(sslServer(c))
+		files["ssl-server.xml"] = SiteXML(sslServer(c))
 	}
 	return files, nil
 }
@@ -366,7 +366,7 @@ log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%
 `
 
 // siteXML renders Hadoop-style properties, sorted by name so the files are stable.
-func siteXML(props map[string]string) string {
+func SiteXML(props map[string]string) string {
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
