@@ -30,9 +30,12 @@ import (
 func (r *SecuredDatastoreReconciler) certificatePlan(s *datastoreScope) (need, running bool, req certs.Request) {
 	ds := s.ds
 	if ds.Spec.Engine == v1alpha1.EngineHBase {
-		enc := s.resolution.Effective
 		// Kerberos needs certificates too: secure HDFS serves HTTPS only.
-		need = enc.ClientToNode.Mode != v1alpha1.ChannelDisabled || enc.HBase.Authentication == v1alpha1.AuthenticationKerberos
+		uses := func(e v1alpha1.EffectiveEncryption) bool {
+			return e.ClientToNode.Mode != v1alpha1.ChannelDisabled || e.HBase.Authentication == v1alpha1.AuthenticationKerberos
+		}
+		enc := s.hbaseStep
+		need = uses(enc) || (s.hbaseApplied != nil && uses(*s.hbaseApplied))
 		return need, len(s.hbaseSets) > 0, certs.Request{
 			Datastore: ds, Labels: hbase.Labels(ds, ""), DNSNames: hbase.DNSNames(ds, r.Options.clusterDomain()),
 			Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode}, KeystorePasswordSecret: certs.KeystorePasswordSecret(ds),

@@ -76,7 +76,9 @@ type datastoreScope struct {
 	profile    *v1alpha1.EncryptionProfile // nil when the datastore has no profileRef
 	resolution *crypto.Resolution          // nil until the profile resolves
 
-	hbaseSets map[hbase.Role]*appsv1.StatefulSet // HBase: the roles' StatefulSets that exist
+	hbaseSets    map[hbase.Role]*appsv1.StatefulSet // HBase: the roles' StatefulSets that exist
+	hbaseApplied *v1alpha1.EffectiveEncryption      // HBase: the step the ConfigMap configures; nil for a new cluster
+	hbaseStep    v1alpha1.EffectiveEncryption       // HBase: the step to apply now
 
 	sts     *appsv1.StatefulSet // nil until created
 	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
@@ -135,7 +137,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	case v1alpha1.EngineCassandra:
 		phases = append(phases, r.observeCassandra, r.planStep, r.reconcileCertificates, r.reconcileCassandra, r.verifyWire)
 	case v1alpha1.EngineHBase:
-		phases = append(phases, r.observeHBase, r.reconcileCertificates, r.reconcileKerberos, r.reconcileHBase, r.verifyWire)
+		phases = append(phases, r.observeHBase, r.planHBaseStep, r.reconcileCertificates, r.reconcileKerberos, r.reconcileHBase, r.verifyWire)
 	}
 	defer func() {
 		if len(s.wrote) > 0 {

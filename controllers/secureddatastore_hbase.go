@@ -42,6 +42,20 @@ func (r *SecuredDatastoreReconciler) observeHBase(ctx context.Context, s *datast
 		}
 		s.hbaseSets[role] = sts
 	}
+	cm := &corev1.ConfigMap{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).ConfigMap()}, cm); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading ConfigMap %s: %w", hbase.NamesOf(ds).ConfigMap(), err)
+	case !metav1.IsControlledBy(cm, ds):
+		return ctrl.Result{}, r.nameConflict(ds, "ConfigMap", cm.Name)
+	default:
+		applied, err := hbase.AppliedStep(cm.Annotations, cm.Name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		s.hbaseApplied = applied
+	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": ds.Name, "app.kubernetes.io/name": "hbase"}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
@@ -49,6 +63,53 @@ func (r *SecuredDatastoreReconciler) observeHBase(ctx context.Context, s *datast
 	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
 	s.pods = pods.Items
 	return ctrl.Result{}, nil
+}
+
+// planHBaseStep decides which step the roles run next: the target when nothing runs yet or
+// the target already runs; the applied step while its roll is under way; otherwise the next
+// step toward the target (hbase.Next: one RPC TLS stage per roll).
+func (r *SecuredDatastoreReconciler) planHBaseStep(_ context.Context, s *datastoreScope) (ctrl.Result, error) {
+	target := s.resolution.Effective
+	switch {
+	case s.hbaseApplied == nil || hbase.SameStep(*s.hbaseApplied, target):
+		s.hbaseStep = target
+	case len(r.hbaseWaiting(s, *s.hbaseApplied)) > 0:
+		s.hbaseStep = *s.hbaseApplied
+	default:
+		s.hbaseStep = hbase.Next(s.hbaseApplied, target)
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *SecuredDatastoreReconciler) buildHBase(ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) (hbase.Objects, error) {
+	return hbase.Build(hbase.Spec{
+		Datastore: ds, Encryption: enc, Image: r.Options.HBaseImage, KDCImage: r.Options.KDCImage,
+		ClusterDomain: r.Options.clusterDomain(), FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
+		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
+	})
+}
+
+// hbaseWaiting names the roles whose pods do not all run step yet (a step that no longer
+// renders has nothing to wait for).
+func (r *SecuredDatastoreReconciler) hbaseWaiting(s *datastoreScope, step v1alpha1.EffectiveEncryption) []string {
+	objs, err := r.buildHBase(s.ds, step)
+	if err != nil {
+		return nil
+	}
+	return waitingRoles(s, objs.StatefulSets)
+}
+
+// waitingRoles: the desired StatefulSets that do not exist, or whose pods do not all run
+// their template, or whose template is not the desired one.
+func waitingRoles(s *datastoreScope, desired []*appsv1.StatefulSet) []string {
+	var waiting []string
+	for _, want := range desired {
+		role := hbase.Role(strings.TrimPrefix(want.Name, s.ds.Name+"-"))
+		if sts := s.hbaseSets[role]; sts == nil || !rolledOut(sts) || sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation] != want.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation] {
+			waiting = append(waiting, want.Name)
+		}
+	}
+	return waiting
 }
 
 // reconcileKerberos gives every service of every pod, and the datastore's clients, a
@@ -90,11 +151,7 @@ func (r *SecuredDatastoreReconciler) reconcileKerberos(ctx context.Context, s *d
 // reconcileHBase applies the roles' objects and reports their roll-out.
 func (r *SecuredDatastoreReconciler) reconcileHBase(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
-	objs, err := hbase.Build(hbase.Spec{
-		Datastore: ds, Encryption: s.resolution.Effective, Image: r.Options.HBaseImage, KDCImage: r.Options.KDCImage,
-		ClusterDomain: r.Options.clusterDomain(), FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
-		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
-	})
+	objs, err := r.buildHBase(ds, s.hbaseStep)
 	if err != nil {
 		msg := err.Error()
 		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "InvalidConfiguration", msg) {
@@ -104,6 +161,10 @@ func (r *SecuredDatastoreReconciler) reconcileHBase(ctx context.Context, s *data
 	}
 	if err := r.applyAll(ctx, s, objs.All()); err != nil {
 		return ctrl.Result{}, err
+	}
+	if s.hbaseApplied != nil && !hbase.SameStep(*s.hbaseApplied, s.hbaseStep) {
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeEncryption",
+			"rolling restart of the roles whose configuration changes: %s", hbase.Describe(s.hbaseApplied, s.hbaseStep))
 	}
 	r.reportHBase(s, objs.StatefulSets)
 	return ctrl.Result{}, nil
@@ -120,15 +181,18 @@ func (r *SecuredDatastoreReconciler) reportHBase(s *datastoreScope, desired []*a
 	if rs := s.hbaseSets[hbase.RegionServer]; rs != nil {
 		ds.Status.ReadyNodes = rs.Status.ReadyReplicas
 	}
-	var waiting []string
-	for _, want := range desired {
-		role := hbase.Role(strings.TrimPrefix(want.Name, ds.Name+"-"))
-		if sts := s.hbaseSets[role]; sts == nil || !rolledOut(sts) || sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation] != want.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation] {
-			waiting = append(waiting, want.Name)
-		}
-	}
+	waiting := waitingRoles(s, desired)
 	prev := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady)
 	provisioned := prev != nil && (prev.Status == metav1.ConditionTrue || prev.Reason == "Updating")
+	atTarget := hbase.SameStep(s.hbaseStep, s.resolution.Effective)
+	if len(waiting) == 0 && !atTarget {
+		// Rolled out, but only an intermediate step; the next reconcile starts the next.
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Rolling",
+			"rolled out RPC TLS step "+hbase.StageName(s.hbaseStep)+"; the next step follows")
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Updating",
+			"changing encryption one step at a time; see Progressing")
+		return
+	}
 	if len(waiting) == 0 {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "RolledOut",
 			fmt.Sprintf("all %d roles run the effective profile", len(desired)))
@@ -138,12 +202,15 @@ func (r *SecuredDatastoreReconciler) reportHBase(s *datastoreScope, desired []*a
 		}
 		return
 	}
-	reason := "Provisioning"
+	reason, msg := "Provisioning", "waiting for "+strings.Join(waiting, ", ")+" to roll out"
 	if provisioned {
 		reason = "Updating"
 	}
-	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, reason,
-		"waiting for "+strings.Join(waiting, ", ")+" to roll out")
+	progress := reason
+	if provisioned || !atTarget {
+		progress, msg = "Rolling", "rolling out RPC TLS step "+hbase.StageName(s.hbaseStep)+": "+msg
+	}
+	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, progress, msg)
 	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason,
 		fmt.Sprintf("%d of %d roles rolled out; see Progressing", len(desired)-len(waiting), len(desired)))
 }

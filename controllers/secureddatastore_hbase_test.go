@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/jcmturner/gokrb5/v8/keytab"
@@ -158,4 +159,87 @@ func TestPlaintextHBaseHasNoKDCAndNoSecrets(t *testing.T) {
 	for _, v := range rs.Spec.Template.Spec.Volumes {
 		g.Expect(v.Name).NotTo(BeElementOf("tls", "keytab", "trust"))
 	}
+}
+
+// Enabling HBase's native TLS on a running plaintext cluster rolls three steps, one RPC TLS
+// stage each (servers accept TLS; peers send it; plaintext refused), restarts only the Master
+// and RegionServers, and claims Ready only at the target.
+func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "rolllog", Namespace: "default"},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineHBase, HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1)},
+			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
+				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+			}},
+		},
+	}
+	create(t, ds)
+	n := hbase.NamesOf(ds)
+	hashes := func(g Gomega) map[hbase.Role]string {
+		out := map[hbase.Role]string{}
+		for _, role := range hbase.Roles {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(role)}, sts)).To(Succeed())
+			out[role] = sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
+		}
+		return out
+	}
+	var before map[hbase.Role]string
+	g.Eventually(func(g Gomega) { before = hashes(g) }).Should(Succeed())
+	for _, role := range hbase.Roles {
+		rollOutRole(t, ds, role)
+	}
+	g.Eventually(func(g Gomega) { g.Expect(get(g, ds).Status.Phase).To(Equal(v1alpha1.PhaseReady)) }).Should(Succeed())
+
+	g.Eventually(func() error {
+		cur := get(g, ds)
+		cur.Spec.Encryption.ClientToNode = &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}}
+		cur.Spec.Encryption.NodeToNode = &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}}
+		return env.Client.Update(ctx, cur)
+	}).Should(Succeed())
+	issueCertificate(t, ds, 1)
+
+	for _, step := range []struct{ stage, plaintext, peers string }{
+		{"TLS accepted, peers plaintext", "true", "false"},
+		{"TLS accepted, peers TLS", "true", "true"},
+		{"TLS required", "false", "true"},
+	} {
+		g.Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.ConfigMap()}, cm)).To(Succeed())
+			applied, err := hbase.AppliedStep(cm.Annotations, cm.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(hbase.StageName(*applied)).To(Equal(step.stage))
+			site := cm.Data["hbase-site.xml"]
+			g.Expect(site).To(ContainSubstring("<name>hbase.server.netty.tls.supportplaintext</name><value>" + step.plaintext + "</value>"))
+			g.Expect(site).To(ContainSubstring("<name>hbase.client.netty.tls.enabled</name><value>" + step.peers + "</value>"))
+			now := hashes(g)
+			for _, role := range []hbase.Role{hbase.ZooKeeper, hbase.NameNode, hbase.DataNode} {
+				g.Expect(now[role]).To(Equal(before[role]), "%s restarted for HBase's RPC TLS", role)
+			}
+			g.Expect(now[hbase.RegionServer]).NotTo(Equal(before[hbase.RegionServer]))
+		}).Should(Succeed())
+		// While the roll runs, the operator neither moves on nor claims Ready.
+		g.Consistently(func(g Gomega) {
+			got := get(g, ds)
+			p := condition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+			g.Expect(p.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(p.Message).To(ContainSubstring(step.stage))
+			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseUpdating))
+		}, 500*time.Millisecond).Should(Succeed())
+		rollOutRole(t, ds, hbase.Master)
+		rollOutRole(t, ds, hbase.RegionServer)
+	}
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+		rolls := eventNotes(g, ds, "RollingRestart")
+		g.Expect(rolls).To(HaveLen(3))
+		g.Expect(strings.Join(rolls, "\n")).To(ContainSubstring("RPC TLS TLS accepted, peers TLS → TLS required"))
+	}).Should(Succeed())
 }

@@ -399,6 +399,10 @@ func unifyHBaseChannels(e *v1alpha1.EffectiveEncryption, rr *v1alpha1.NodeToNode
 	}
 	ar, n := e.ClientToNode, &e.NodeToNode
 	if n.Mode == v1alpha1.ChannelDisabled {
+		if ar.Mode == v1alpha1.ChannelRequired {
+			return append(errs, field.Invalid(path.Child("mode"), n.Mode,
+				"HBase Masters and RegionServers call each other on the RPC port that clientToNode Required closes to plaintext: set nodeToNode.mode Required, or clientToNode.mode Optional"))
+		}
 		return errs
 	}
 	if ar.Mode == v1alpha1.ChannelDisabled {

@@ -247,6 +247,7 @@ func TestHBaseHasOneTLSConfigurationPerPort(t *testing.T) {
 		ar    v1alpha1.ChannelMode
 	}{
 		{"spec.encryption.nodeToNode.mode", v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}, v1alpha1.ChannelDisabled},
+		{"spec.encryption.nodeToNode.mode", v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}, v1alpha1.ChannelRequired},
 		{"spec.encryption.nodeToNode.tls.protocols", tlsChannel(v1alpha1.ChannelRequired, "", []v1alpha1.TLSProtocol{v1alpha1.TLSv12}), v1alpha1.ChannelRequired},
 		{"spec.encryption.nodeToNode.tls.clientAuth", v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired, TLS: &v1alpha1.TLSSettings{ClientAuth: v1alpha1.ClientAuthRequired}}, v1alpha1.ChannelRequired},
 	} {

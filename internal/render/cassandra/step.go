@@ -2,10 +2,10 @@ package cassandra
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
 )
 
 // Step is the encryption one rolling restart configures: the effective profile itself, or a
@@ -83,7 +83,7 @@ func Next(applied *Step, desired v1alpha1.EffectiveEncryption) Step {
 		rr.Mode = v1alpha1.ChannelOptional
 	}
 	if level >= levelInboundOnly && from >= levelInboundOnly {
-		rr = bridge(applied.Encryption.NodeToNode, rr)
+		rr = crypto.Bridge(applied.Encryption.NodeToNode, rr)
 	}
 	next.Encryption.NodeToNode = rr
 	return next
@@ -100,38 +100,6 @@ func nextClient(applied, desired v1alpha1.EffectiveChannel) v1alpha1.EffectiveCh
 	}
 	step.Mode = v1alpha1.ChannelOptional
 	return step
-}
-
-// bridge: when internode TLS stays on but its protocols or suites change so that old and new
-// nodes would share none, roll first to the union, so restarted nodes can still handshake with
-// the others; the next roll narrows to the desired settings.
-func bridge(applied, desired v1alpha1.EffectiveChannel) v1alpha1.EffectiveChannel {
-	if overlaps(applied.Protocols, desired.Protocols) && overlaps(applied.CipherSuites, desired.CipherSuites) {
-		return desired
-	}
-	u := desired // keeps the mode of the step
-	u.Protocols = union(applied.Protocols, desired.Protocols)
-	u.CipherSuites = union(applied.CipherSuites, desired.CipherSuites)
-	return u
-}
-
-func overlaps[T comparable](a, b []T) bool {
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			return true
-		}
-	}
-	return len(a) == 0 || len(b) == 0
-}
-
-func union[T comparable](a, b []T) []T {
-	out := slices.Clone(a)
-	for _, x := range b {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 var internodeLevelNames = []string{"plaintext", "accept TLS, send plaintext", "TLS optional", "TLS required"}

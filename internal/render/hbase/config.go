@@ -134,9 +134,14 @@ func securityOf(c Cluster, enc v1alpha1.EffectiveEncryption) (security, error) {
 	}
 	s.tls = enc.ClientToNode.Mode != v1alpha1.ChannelDisabled
 	s.plaintext = enc.ClientToNode.Mode == v1alpha1.ChannelOptional
-	s.tlsPeers = enc.NodeToNode.Mode == v1alpha1.ChannelRequired
-	if enc.NodeToNode.Mode != v1alpha1.ChannelDisabled && !s.tls {
+	// Peers send TLS unless nodeToNode is Disabled: whether a server also accepts plaintext is
+	// clientToNode's mode, since one RPC port serves both.
+	s.tlsPeers = enc.NodeToNode.Mode != v1alpha1.ChannelDisabled
+	if s.tlsPeers && !s.tls {
 		return s, fmt.Errorf("nodeToNode TLS needs clientToNode TLS: HBase serves clients and peers on one RPC port")
+	}
+	if !s.tlsPeers && enc.ClientToNode.Mode == v1alpha1.ChannelRequired {
+		return s, fmt.Errorf("clientToNode Required refuses the plaintext RPC that Masters and RegionServers send each other without nodeToNode TLS")
 	}
 	return s, nil
 }
@@ -298,10 +303,10 @@ func ClientProperties(c Cluster, enc v1alpha1.EffectiveEncryption) map[string]st
 		p["hbase.regionserver.kerberos.principal"] = kerberos.Service(HBaseService, "_HOST", c.Realm)
 		p["hbase.rpc.crypto.encryption.aes.enabled"] = fmt.Sprint(*h.AESTransform)
 	}
-	if ch := enc.ClientToNode; ch.Mode == v1alpha1.ChannelRequired {
-		p["hbase.client.netty.tls.enabled"] = "true"
-	}
+	// A client that can use TLS does, as Cassandra's do: it then keeps working when a roll
+	// moves the servers from Optional to Required.
 	if ch := enc.ClientToNode; ch.Mode != v1alpha1.ChannelDisabled {
+		p["hbase.client.netty.tls.enabled"] = "true"
 		p["hbase.rpc.tls.truststore.location"] = c.Layout.TrustDir + "/ca.crt"
 		p["hbase.rpc.tls.truststore.type"] = "PEM"
 		p["hbase.rpc.tls.enabledProtocols"] = joinProtocols(ch.Protocols)

@@ -119,20 +119,24 @@ func TestImpossibleCombinationsAreRefused(t *testing.T) {
 	}
 }
 
-// A transition step accepts TLS and plaintext; peers keep calling each other in plaintext.
+// clientToNode Optional accepts TLS and plaintext on the one RPC port; whether Masters and
+// RegionServers call each other with TLS is nodeToNode's mode (Optional sends TLS, as in
+// Cassandra). Both are the intermediate steps of enabling TLS on a live cluster.
 func TestOptionalTLSAcceptsBoth(t *testing.T) {
-	s := &v1alpha1.EncryptionSettings{
-		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
-		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
-	}
-	files, err := Files(cluster, resolve(t, s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	site := files["hbase-site.xml"]
-	for _, w := range []string{prop("hbase.server.netty.tls.enabled", "true"), prop("hbase.server.netty.tls.supportplaintext", "true"), prop("hbase.client.netty.tls.enabled", "false")} {
-		if !strings.Contains(site, w) {
-			t.Errorf("hbase-site.xml lacks %s", w)
+	for rr, peersTLS := range map[v1alpha1.ChannelMode]string{v1alpha1.ChannelDisabled: "false", v1alpha1.ChannelOptional: "true", v1alpha1.ChannelRequired: "true"} {
+		s := &v1alpha1.EncryptionSettings{
+			ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
+			NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: rr}},
+		}
+		files, err := Files(cluster, resolve(t, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := files["hbase-site.xml"]
+		for _, w := range []string{prop("hbase.server.netty.tls.enabled", "true"), prop("hbase.server.netty.tls.supportplaintext", "true"), prop("hbase.client.netty.tls.enabled", peersTLS)} {
+			if !strings.Contains(site, w) {
+				t.Errorf("nodeToNode %s: hbase-site.xml lacks %s", rr, w)
+			}
 		}
 	}
 }

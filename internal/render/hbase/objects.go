@@ -1,6 +1,7 @@
 package hbase
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -224,19 +225,46 @@ func Build(s Spec) (Objects, error) {
 		return Objects{}, fmt.Errorf("the profile needs certificates (TLS, or HTTPS for secure HDFS) but no certificate Secret, keystore password or trust bundle is given")
 	}
 	n := NamesOf(ds)
-	o := Objects{ConfigMap: &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(ds, n.ConfigMap(), ""), Data: files,
-	}}
+	step, err := json.Marshal(s.Encryption)
+	if err != nil {
+		return Objects{}, err
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(ds, n.ConfigMap(), ""), Data: files}
+	cm.Annotations = map[string]string{StepAnnotation: string(step)}
+	o := Objects{ConfigMap: cm}
 	roles := Roles
 	if kerberized {
 		roles = append([]Role{KDC}, Roles...)
 	}
-	hash := podtemplate.ConfigHash(files)
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
-		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash))
+		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, roleConfigHash(files, r)))
 	}
 	return o, nil
+}
+
+// filesRead by each role: a change restarts only the roles that read the file, so a change of
+// HBase's RPC TLS leaves ZooKeeper and HDFS running.
+var filesRead = map[Role][]string{
+	ZooKeeper:    {"zoo.cfg", "log4j.properties"},
+	NameNode:     {"core-site.xml", "hdfs-site.xml", "ssl-server.xml", "krb5.conf", "log4j.properties"},
+	DataNode:     {"core-site.xml", "hdfs-site.xml", "ssl-server.xml", "krb5.conf", "log4j.properties"},
+	Master:       {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},
+	RegionServer: {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},
+}
+
+// roleConfigHash is "" for the KDC, which reads no file of the ConfigMap.
+func roleConfigHash(files map[string]string, r Role) string {
+	if len(filesRead[r]) == 0 {
+		return ""
+	}
+	read := map[string]string{}
+	for _, name := range filesRead[r] {
+		if body, ok := files[name]; ok {
+			read[name] = body
+		}
+	}
+	return podtemplate.ConfigHash(read)
 }
 
 // Labels of every object of the datastore; a role adds its own.
@@ -333,7 +361,9 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 		if kerberized {
 			secretVolume("keytab", n.KeytabSecret(r), PodLayout.KeytabDir)
 		}
-		if kerberized || tls {
+		// HDFS needs certificates only to serve HTTPS, which secure (Kerberos) HDFS requires;
+		// so enabling HBase's RPC TLS leaves the NameNode and DataNodes running.
+		if kerberized || (tls && (r == Master || r == RegionServer)) {
 			secretVolume("tls", s.CertSecret, PodLayout.TLSDir)
 			volumes = append(volumes, corev1.Volume{Name: "trust", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.TrustConfigMap}}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: "trust", MountPath: PodLayout.TrustDir, ReadOnly: true})
@@ -382,6 +412,10 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 	if p := ds.Spec.Placement; p != nil {
 		nodeSelector, tolerations = p.NodeSelector, p.Tolerations
 	}
+	var annotations map[string]string
+	if configHash != "" {
+		annotations = map[string]string{podtemplate.ConfigHashAnnotation: configHash}
+	}
 	sts := &appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: meta(ds, n.StatefulSet(r), r),
@@ -396,7 +430,7 @@ func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash strin
 				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds, r), Annotations: map[string]string{podtemplate.ConfigHashAnnotation: configHash}},
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds, r), Annotations: annotations},
 				Spec: corev1.PodSpec{
 					Containers: []corev1.Container{container}, Volumes: volumes,
 					Affinity: affinity, NodeSelector: nodeSelector, Tolerations: tolerations,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +140,26 @@ func TestPodsMountOnlySecretsThatExist(t *testing.T) {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && !exists[e.ValueFrom.SecretKeyRef.Name] {
 				t.Errorf("%s reads Secret %s, which nobody creates", sts.Name, e.ValueFrom.SecretKeyRef.Name)
 			}
+		}
+	}
+}
+
+// Every rendered file is read by some role, so changing it restarts somebody; a file nobody
+// is listed as reading would change silently.
+func TestEveryFileRestartsTheRolesThatReadIt(t *testing.T) {
+	files, err := Files(cluster, resolve(t, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		readers := 0
+		for _, r := range Roles {
+			if slices.Contains(filesRead[r], name) {
+				readers++
+			}
+		}
+		if readers == 0 {
+			t.Errorf("no role reads %s: add it to filesRead", name)
 		}
 	}
 }

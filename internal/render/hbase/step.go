@@ -1,0 +1,122 @@
+package hbase
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+)
+
+// StepAnnotation on the ConfigMap records the encryption its files configure: the effective
+// profile, or a transitional step on the way to it. The ConfigMap is written before any
+// StatefulSet, so it is what every role was last told to run.
+const StepAnnotation = "datastore.secured.dev/step"
+
+// RPC TLS stages of a live cluster. One RPC port serves clients and peers, and a roll restarts
+// Masters and RegionServers one by one, so every roll moves at most one stage: any two
+// processes one stage apart still reach each other, and clients that use TLS whenever the
+// servers offer it (ClientProperties) keep working throughout.
+const (
+	stagePlaintext   = iota // servers speak plaintext only
+	stageAcceptTLS          // servers accept TLS and plaintext; peers call in plaintext
+	stageSendTLS            // servers accept both; peers call with TLS
+	stageTLSRequired        // TLS only
+)
+
+var stageNames = []string{"plaintext", "TLS accepted, peers plaintext", "TLS accepted, peers TLS", "TLS required"}
+
+func stage(e v1alpha1.EffectiveEncryption) int {
+	switch {
+	case e.ClientToNode.Mode == v1alpha1.ChannelDisabled:
+		return stagePlaintext
+	case e.NodeToNode.Mode == v1alpha1.ChannelDisabled:
+		return stageAcceptTLS
+	case e.ClientToNode.Mode == v1alpha1.ChannelOptional:
+		return stageSendTLS
+	}
+	return stageTLSRequired
+}
+
+// Next is the encryption to roll out after applied on the way to desired; applied nil means a
+// new cluster, which starts at desired. Kerberos, SASL and HDFS settings change with the first
+// step: Hadoop and HBase cannot run old and new settings side by side, so those roles restart
+// together (README, "Changing security on a live HBase").
+func Next(applied *v1alpha1.EffectiveEncryption, desired v1alpha1.EffectiveEncryption) v1alpha1.EffectiveEncryption {
+	if applied == nil {
+		return desired
+	}
+	from, to := stage(*applied), stage(desired)
+	next := desired
+	at := to
+	switch {
+	case to > from+1:
+		at = from + 1
+	case to < from-1:
+		at = from - 1
+	}
+	if at != to {
+		// TLS settings of a transitional stage: the desired ones on the way up, the applied
+		// ones on the way down (the desired profile may have none).
+		tls := desired.ClientToNode
+		if to < from {
+			tls = applied.ClientToNode
+		}
+		next.ClientToNode, next.NodeToNode = tls, tls
+		next.ClientToNode.Mode, next.NodeToNode.Mode = v1alpha1.ChannelOptional, v1alpha1.ChannelRequired
+		if at == stageAcceptTLS {
+			next.NodeToNode = v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}
+		}
+	}
+	if at >= stageAcceptTLS && from >= stageAcceptTLS {
+		next.ClientToNode = crypto.Bridge(applied.ClientToNode, next.ClientToNode)
+		if next.NodeToNode.Mode != v1alpha1.ChannelDisabled {
+			mode := next.NodeToNode.Mode
+			next.NodeToNode, next.NodeToNode.Mode = next.ClientToNode, mode
+		}
+	}
+	return next
+}
+
+// SameStep: a and b configure the cluster alike (compared as the annotation stores them).
+func SameStep(a, b v1alpha1.EffectiveEncryption) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// Describe says what a step changes, for Progressing and events: "RPC TLS plaintext → TLS
+// accepted, peers plaintext".
+func Describe(applied *v1alpha1.EffectiveEncryption, next v1alpha1.EffectiveEncryption) string {
+	if applied == nil {
+		return "initial configuration"
+	}
+	var parts []string
+	if a, n := stage(*applied), stage(next); a != n {
+		parts = append(parts, fmt.Sprintf("RPC TLS %s → %s", stageNames[a], stageNames[n]))
+	}
+	if a, n := applied.HBase, next.HBase; a != nil && n != nil && !SameStep(v1alpha1.EffectiveEncryption{HBase: a}, v1alpha1.EffectiveEncryption{HBase: n}) {
+		parts = append(parts, "Kerberos, SASL or HDFS encryption settings")
+	}
+	if len(parts) == 0 {
+		return "TLS protocols or cipher suites"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// StageName names the RPC TLS stage of a step.
+func StageName(e v1alpha1.EffectiveEncryption) string { return stageNames[stage(e)] }
+
+// AppliedStep reads the step a ConfigMap's files configure; nil for none.
+func AppliedStep(annotations map[string]string, name string) (*v1alpha1.EffectiveEncryption, error) {
+	raw, ok := annotations[StepAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var e v1alpha1.EffectiveEncryption
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		return nil, fmt.Errorf("ConfigMap %s annotation %s: %w", name, StepAnnotation, err)
+	}
+	return &e, nil
+}

@@ -1,0 +1,119 @@
+package hbase
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+func tlsProfile(ar, rr v1alpha1.ChannelMode, protocols ...v1alpha1.TLSProtocol) *v1alpha1.EncryptionSettings {
+	s := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: ar}},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: rr}},
+	}
+	if ar != v1alpha1.ChannelDisabled && len(protocols) > 0 {
+		s.ClientToNode.TLS = &v1alpha1.TLSSettings{Protocols: protocols}
+	}
+	return s
+}
+
+// walk rolls step by step from applied to desired and returns the stages passed, checking
+// that every step renders and that the walk ends at desired.
+func walk(t *testing.T, applied, desired v1alpha1.EffectiveEncryption) []string {
+	t.Helper()
+	out := []string{StageName(applied)}
+	for range 10 {
+		next := Next(&applied, desired)
+		if _, err := Files(cluster, next); err != nil {
+			t.Fatalf("step %s does not render: %v", StageName(next), err)
+		}
+		if SameStep(next, applied) {
+			if !SameStep(next, desired) {
+				t.Fatalf("stuck at %s before reaching the target", StageName(next))
+			}
+			return out
+		}
+		if d := stage(next) - stage(applied); d > 1 || d < -1 {
+			t.Fatalf("a roll jumped from %s to %s", StageName(applied), StageName(next))
+		}
+		out = append(out, StageName(next))
+		applied = next
+	}
+	t.Fatal("no convergence in 10 steps")
+	return nil
+}
+
+func TestNextMovesOneTLSStageAtATime(t *testing.T) {
+	plain := resolve(t, tlsProfile(v1alpha1.ChannelDisabled, v1alpha1.ChannelDisabled))
+	required := resolve(t, tlsProfile(v1alpha1.ChannelRequired, v1alpha1.ChannelRequired, v1alpha1.TLSv13))
+	accepting := resolve(t, tlsProfile(v1alpha1.ChannelOptional, v1alpha1.ChannelDisabled, v1alpha1.TLSv13))
+	for _, tc := range []struct {
+		name     string
+		from, to v1alpha1.EffectiveEncryption
+		want     []string
+	}{
+		{"enable", plain, required, []string{"plaintext", "TLS accepted, peers plaintext", "TLS accepted, peers TLS", "TLS required"}},
+		{"disable", required, plain, []string{"TLS required", "TLS accepted, peers TLS", "TLS accepted, peers plaintext", "plaintext"}},
+		{"adjacent", plain, accepting, []string{"plaintext", "TLS accepted, peers plaintext"}},
+		{"to accepting from required", required, accepting, []string{"TLS required", "TLS accepted, peers TLS", "TLS accepted, peers plaintext"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := walk(t, tc.from, tc.to); !slices.Equal(got, tc.want) {
+				t.Errorf("stages %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Transitional stages carry real TLS settings: the desired ones on the way up, the applied
+// ones on the way down, and peers use the servers' (one RPC port, one configuration).
+func TestTransitionalStagesKeepTLSSettings(t *testing.T) {
+	plain := resolve(t, tlsProfile(v1alpha1.ChannelDisabled, v1alpha1.ChannelDisabled))
+	tls12 := resolve(t, tlsProfile(v1alpha1.ChannelRequired, v1alpha1.ChannelRequired, v1alpha1.TLSv12))
+	up := Next(&plain, tls12)
+	if fmt.Sprint(up.ClientToNode.Protocols) != "[TLSv1.2]" || len(up.ClientToNode.CipherSuites) == 0 {
+		t.Errorf("first step up %+v: want the desired TLS settings", up.ClientToNode)
+	}
+	second := Next(&up, tls12)
+	if fmt.Sprint(second.NodeToNode.Protocols, second.NodeToNode.CipherSuites) != fmt.Sprint(second.ClientToNode.Protocols, second.ClientToNode.CipherSuites) {
+		t.Errorf("peers %+v differ from the servers' %+v", second.NodeToNode, second.ClientToNode)
+	}
+	down := Next(&tls12, plain)
+	if fmt.Sprint(down.ClientToNode.Protocols) != "[TLSv1.2]" || down.ClientToNode.Mode != v1alpha1.ChannelOptional {
+		t.Errorf("first step down %+v: want the applied TLS, Optional", down.ClientToNode)
+	}
+}
+
+// Moving from TLS 1.2-only to TLS 1.3-only passes through both, so restarted and waiting
+// processes share a protocol.
+func TestDisjointProtocolsBridge(t *testing.T) {
+	tls12 := resolve(t, tlsProfile(v1alpha1.ChannelRequired, v1alpha1.ChannelRequired, v1alpha1.TLSv12))
+	tls13 := resolve(t, tlsProfile(v1alpha1.ChannelRequired, v1alpha1.ChannelRequired, v1alpha1.TLSv13))
+	bridge := Next(&tls12, tls13)
+	if len(bridge.ClientToNode.Protocols) != 2 || len(bridge.NodeToNode.Protocols) != 2 || bridge.ClientToNode.Mode != v1alpha1.ChannelRequired {
+		t.Errorf("bridge %+v / %+v: want TLS required with both protocols on both", bridge.ClientToNode, bridge.NodeToNode)
+	}
+	if final := Next(&bridge, tls13); !SameStep(final, tls13) {
+		t.Errorf("after the bridge the target rolls, got %+v", final.ClientToNode)
+	}
+}
+
+// Kerberos and SASL change with the first step; a new cluster starts at its target.
+func TestSecurityChangesWithTheFirstStep(t *testing.T) {
+	plain := resolve(t, tlsProfile(v1alpha1.ChannelDisabled, v1alpha1.ChannelDisabled))
+	k := tlsProfile(v1alpha1.ChannelRequired, v1alpha1.ChannelRequired, v1alpha1.TLSv13)
+	k.HBase = &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}
+	kerberized := resolve(t, k)
+	first := Next(&plain, kerberized)
+	if first.HBase.Authentication != v1alpha1.AuthenticationKerberos || stage(first) != stageAcceptTLS {
+		t.Errorf("first step: auth %s stage %s", first.HBase.Authentication, StageName(first))
+	}
+	if d := Describe(&plain, first); d != "RPC TLS plaintext → TLS accepted, peers plaintext, Kerberos, SASL or HDFS encryption settings" {
+		t.Errorf("Describe = %q", d)
+	}
+	if !SameStep(Next(nil, kerberized), kerberized) {
+		t.Error("a new cluster does not start at its target")
+	}
+}
