@@ -49,8 +49,8 @@ test: prereqs envtest-assets ## Run every test: unit, API validation and control
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 30m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: test-hbase
-test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe (~5 min).
-	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols' ; exit $${PIPESTATUS[0]}
+test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS transition (~7 min).
+	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]' ; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
 bench: ## Go benchmarks (catalogue, profile resolution).

@@ -68,15 +68,8 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	if kerberized {
 		c.Cluster.Realm, c.Cluster.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
 	}
-	files, err := hbase.Files(c.Cluster, enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range files {
-		mkfile(t, filepath.Join(dir, "conf", name), body)
-	}
-	client := hbase.ClientProperties(c.Cluster, enc)
-	mkfile(t, filepath.Join(dir, "client", "hbase-site.xml"), hbase.SiteXML(client))
+	c.Reconfigure(t, enc)
+	c.ConfigureClient(t, enc)
 	c.CA.WriteSecretWithKey(t, c.Cluster.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
 
 	t.Cleanup(func() {
@@ -113,6 +106,41 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	c.StartUp = time.Since(began)
 	t.Logf("HBase cluster up in %s", c.StartUp.Round(time.Second))
 	return c
+}
+
+// Reconfigure renders the files for enc over the running cluster's; a process reads them
+// when it (re)starts.
+func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryption) {
+	t.Helper()
+	files, err := hbase.Files(c.Cluster, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		mkfile(t, filepath.Join(c.dir, "conf", name), body)
+	}
+	c.Enc = enc
+}
+
+// ConfigureClient writes the client configuration Smoke uses for enc.
+func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncryption) {
+	t.Helper()
+	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Cluster, enc)))
+}
+
+// Restart stops the Master or a RegionServer (SIGTERM: it leaves ZooKeeper cleanly) and
+// starts it again with the current files, as a rolling restart does to a pod.
+func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
+	t.Helper()
+	c.procs[role].stop()
+	switch role {
+	case hbase.Master:
+		c.start(t, role, c.Hosts.Master, 512).waitFor(t, "Master has completed initialization", 4*time.Minute)
+	case hbase.RegionServer:
+		c.start(t, role, c.Hosts.RegionServer, 512).waitFor(t, "Serving as", 2*time.Minute)
+	default:
+		t.Fatalf("Restart supports the Master and the RegionServer, not %s", role)
+	}
 }
 
 // principals are the service principals of the cluster's processes, as the operator creates

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -108,4 +109,49 @@ func visibleMarker(enc v1alpha1.EffectiveEncryption) (rpc, blocks bool) {
 	rpc = enc.ClientToNode.Mode != v1alpha1.ChannelRequired && !(kerberized && h.HBaseRPCProtection == v1alpha1.ProtectionPrivacy)
 	blocks = !(kerberized && (*h.DataTransfer.Encrypt || h.DataTransfer.Protection == v1alpha1.ProtectionPrivacy))
 	return rpc, blocks
+}
+
+// Enabling native TLS on a running plaintext cluster, the way the operator rolls it
+// (hbase.Next): one stage per roll, restarting the RegionServer and the Master in turn (each
+// order once) with the next step's files. Between the two restarts the processes run adjacent
+// steps; a client with the older step's configuration must still create, put, get and scan,
+// and the RegionServer must still reach the Master. After each roll a client with the new
+// step's configuration must work; at the end the wire probe finds TLS only.
+func TestHBaseProfileTransitionToTLS(t *testing.T) {
+	plain := hbaseProfile(t, "", disabled)
+	target := hbaseProfile(t, "", &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
+		NodeToNode: &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}},
+		HBase:      &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationSimple},
+	})
+	c := StartHBaseCluster(t, plain)
+	if err := c.Smoke(t, "before", "plaintext"); err != nil {
+		t.Fatalf("plaintext cluster: %v", err)
+	}
+	applied := plain
+	for roll := 1; !hbase.SameStep(applied, target); roll++ {
+		next := hbase.Next(&applied, target)
+		began := time.Now()
+		c.Reconfigure(t, next)
+		first, second := hbase.RegionServer, hbase.Master
+		if roll%2 == 0 {
+			first, second = second, first
+		}
+		c.Restart(t, first)
+		if err := c.Smoke(t, fmt.Sprintf("mixed%d", roll), "v"); err != nil {
+			t.Fatalf("roll %d (%s → %s), %s restarted, %s not: %v", roll, hbase.StageName(applied), hbase.StageName(next), first, second, err)
+		}
+		c.Restart(t, second)
+		c.ConfigureClient(t, next)
+		if err := c.Smoke(t, fmt.Sprintf("after%d", roll), "v"); err != nil {
+			t.Fatalf("roll %d to %s: %v", roll, hbase.StageName(next), err)
+		}
+		t.Logf("roll %d: %s → %s in %s", roll, hbase.StageName(applied), hbase.StageName(next), time.Since(began).Round(time.Second))
+		applied = next
+	}
+	got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", c.Hosts.RegionServer, hbase.RegionServerPort), probe.HBaseRPC)
+	if f := verify.Compare(target.ClientToNode, got, err); !f.Verified {
+		t.Errorf("after the transition: EncryptionVerified=False %s: %v", f.Reason, f.Differences)
+	}
 }
