@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -79,6 +80,8 @@ type datastoreScope struct {
 	hbaseSets    map[hbase.Role]*appsv1.StatefulSet // HBase: the roles' StatefulSets that exist
 	hbaseApplied *v1alpha1.EffectiveEncryption      // HBase: the step the ConfigMap configures; nil for a new cluster
 	hbaseStep    v1alpha1.EffectiveEncryption       // HBase: the step to apply now
+	principals   *corev1.Secret                     // HBase: the principals Secret; nil before there is one
+	keyVersion   int                                // HBase: the newest Kerberos key version in the keytabs
 
 	sts     *appsv1.StatefulSet // nil until created
 	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
@@ -276,7 +279,8 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Spec changes, and the rotate-keytabs annotation (metadata: no new generation).
+		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, rotationRequested))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&cmv1.Certificate{}).
 		Watches(&cmv1.CertificateRequest{}, handler.EnqueueRequestsFromMapFunc(r.datastoreOfCertificateRequest)).
@@ -325,3 +329,8 @@ func (r *SecuredDatastoreReconciler) datastoreOfCertificateRequest(ctx context.C
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: owner.Name}}}
 }
+
+// rotationRequested passes updates that change a datastore's rotate-keytabs annotation.
+var rotationRequested = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetAnnotations()[v1alpha1.RotateKeytabsAnnotation] != e.ObjectNew.GetAnnotations()[v1alpha1.RotateKeytabsAnnotation]
+}}

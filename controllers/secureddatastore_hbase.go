@@ -56,6 +56,17 @@ func (r *SecuredDatastoreReconciler) observeHBase(ctx context.Context, s *datast
 		}
 		s.hbaseApplied = applied
 	}
+	secret := &corev1.Secret{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).PrincipalsSecret()}, secret); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", hbase.NamesOf(ds).PrincipalsSecret(), err)
+	default:
+		s.principals = secret
+		if keys, err := hbase.KeysOf(secret.Data); err == nil {
+			s.keyVersion = keys.HeldVersion() // a Secret that does not parse is reported by reconcileKerberos
+		}
+	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": ds.Name, "app.kubernetes.io/name": "hbase"}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
@@ -81,9 +92,10 @@ func (r *SecuredDatastoreReconciler) planHBaseStep(_ context.Context, s *datasto
 	return ctrl.Result{}, nil
 }
 
-func (r *SecuredDatastoreReconciler) buildHBase(ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) (hbase.Objects, error) {
+func (r *SecuredDatastoreReconciler) buildHBase(s *datastoreScope, enc v1alpha1.EffectiveEncryption) (hbase.Objects, error) {
+	ds := s.ds
 	return hbase.Build(hbase.Spec{
-		Datastore: ds, Encryption: enc, Image: r.Options.HBaseImage, KDCImage: r.Options.KDCImage,
+		Datastore: s.ds, Encryption: enc, Image: r.Options.HBaseImage, KDCImage: r.Options.KDCImage, KeyVersion: s.keyVersion,
 		ClusterDomain: r.Options.clusterDomain(), FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
 	})
@@ -92,7 +104,7 @@ func (r *SecuredDatastoreReconciler) buildHBase(ds *v1alpha1.SecuredDatastore, e
 // hbaseWaiting names the roles whose pods do not all run step yet (a step that no longer
 // renders has nothing to wait for).
 func (r *SecuredDatastoreReconciler) hbaseWaiting(s *datastoreScope, step v1alpha1.EffectiveEncryption) []string {
-	objs, err := r.buildHBase(s.ds, step)
+	objs, err := r.buildHBase(s, step)
 	if err != nil {
 		return nil
 	}
@@ -114,6 +126,9 @@ func waitingRoles(s *datastoreScope, desired []*appsv1.StatefulSet) []string {
 
 // reconcileKerberos gives every service of every pod, and the datastore's clients, a
 // principal: the managed KDC serves them from one Secret, each role mounts its keytab Secret.
+// A new value of the datastore's rotate-keytabs annotation rotates every key in two moves:
+// keytabs gain the next key version (pods restart to load it) while the KDC still issues the
+// current one; once every pod runs with it, the KDC issues the new version.
 func (r *SecuredDatastoreReconciler) reconcileKerberos(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
 	if s.resolution.Effective.HBase.Authentication != v1alpha1.AuthenticationKerberos {
@@ -121,15 +136,34 @@ func (r *SecuredDatastoreReconciler) reconcileKerberos(ctx context.Context, s *d
 		return ctrl.Result{}, nil
 	}
 	n := hbase.NamesOf(ds)
-	current := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, current); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", n.PrincipalsSecret(), err)
+	current, fresh := s.principals, s.principals == nil
+	if fresh {
+		current = &corev1.Secret{}
 	}
-	secrets, err := hbase.Identities(ds, r.Options.clusterDomain(), current.Data[hbase.PrincipalsKey], kerberos.NewPassword)
+	keys, err := hbase.KeysOf(current.Data)
 	if err != nil {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionFalse, "InvalidPrincipals",
-			err.Error()+": delete that Secret to issue new keys to every pod")
+			fmt.Sprintf("Secret %s %s: delete that Secret to issue new keys to every pod", n.PrincipalsSecret(), err))
 		return ctrl.Result{}, errPhaseBlocked
+	}
+	requested, answered := ds.Annotations[v1alpha1.RotateKeytabsAnnotation], current.Annotations[hbase.RotatedForAnnotation]
+	op := hbase.KeepKeys
+	switch {
+	case fresh:
+		answered = requested // new keys answer any request
+	case keys.Pending() && len(r.hbaseWaiting(s, s.hbaseStep)) == 0:
+		op = hbase.PromoteKeys
+	case !keys.Pending() && requested != answered:
+		op, answered = hbase.RotateKeys, requested
+	}
+	secrets, err := hbase.Identities(ds, r.Options.clusterDomain(), keys, op, kerberos.NewPassword)
+	if err != nil {
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionFalse, "InvalidPrincipals", err.Error())
+		return ctrl.Result{}, errPhaseBlocked
+	}
+	principalsSecret := secrets[len(secrets)-1]
+	if answered != "" {
+		principalsSecret.Annotations = map[string]string{hbase.RotatedForAnnotation: answered}
 	}
 	objs := make([]client.Object, len(secrets))
 	names := make([]string, len(secrets))
@@ -139,19 +173,36 @@ func (r *SecuredDatastoreReconciler) reconcileKerberos(ctx context.Context, s *d
 	if err := r.applyAll(ctx, s, objs); err != nil {
 		return ctrl.Result{}, err
 	}
+	after, err := hbase.KeysOf(principalsSecret.Data)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.keyVersion = after.HeldVersion()
+	switch op {
+	case hbase.RotateKeys:
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RotatingKeys", "RotateKeytabs",
+			"key version %d added to every keytab; pods restart to load it, then the KDC issues it", after.HeldVersion())
+	case hbase.PromoteKeys:
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "KeysRotated", "RotateKeytabs",
+			"the KDC issues key version %d; version %d stays in the keytabs for tickets issued before", after.ServedVersion(), after.ServedVersion()-1)
+	}
 	principals := 0
 	for _, ps := range hbase.Principals(ds, r.Options.clusterDomain()) {
 		principals += len(ps)
 	}
+	version := fmt.Sprintf("key version %d", after.ServedVersion())
+	if after.Pending() {
+		version += fmt.Sprintf(", version %d pre-published: the KDC issues it once every pod has restarted with it", after.HeldVersion())
+	}
 	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionTrue, "KeytabsIssued",
-		fmt.Sprintf("%d service principals and %s in realm %s; keytabs in Secrets %s", principals, hbase.ClientPrincipal(ds), hbase.Realm(ds), strings.Join(names[:len(names)-1], ", ")))
+		fmt.Sprintf("%d service principals and %s in realm %s (%s); keytabs in Secrets %s", principals, hbase.ClientPrincipal(ds), hbase.Realm(ds), version, strings.Join(names[:len(names)-1], ", ")))
 	return ctrl.Result{}, nil
 }
 
 // reconcileHBase applies the roles' objects and reports their roll-out.
 func (r *SecuredDatastoreReconciler) reconcileHBase(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
-	objs, err := r.buildHBase(ds, s.hbaseStep)
+	objs, err := r.buildHBase(s, s.hbaseStep)
 	if err != nil {
 		msg := err.Error()
 		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "InvalidConfiguration", msg) {

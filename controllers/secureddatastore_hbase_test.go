@@ -110,6 +110,46 @@ func TestHBaseWithKerberosGetsIdentitiesAndRoles(t *testing.T) {
 		g.Expect(got.Status.ReadyNodes).To(BeEquivalentTo(2))
 		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
 	}).Should(Succeed())
+
+	// Rotation: keytabs gain version 2 while the KDC serves version 1, the roles that mount
+	// keytabs restart, and only then does the KDC issue version 2.
+	hash := func(g Gomega, role hbase.Role) string {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(role)}, sts)).To(Succeed())
+		return sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
+	}
+	keys := func(g Gomega) hbase.Keys {
+		sec := &corev1.Secret{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, sec)).To(Succeed())
+		k, err := hbase.KeysOf(sec.Data)
+		g.Expect(err).NotTo(HaveOccurred())
+		return k
+	}
+	rsBefore, zkBefore := hash(g, hbase.RegionServer), hash(g, hbase.ZooKeeper)
+	g.Eventually(func() error {
+		cur := get(g, ds)
+		cur.Annotations = map[string]string{v1alpha1.RotateKeytabsAnnotation: "2026-11-22"}
+		return env.Client.Update(ctx, cur)
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		k := keys(g)
+		g.Expect([]int{k.ServedVersion(), k.HeldVersion()}).To(Equal([]int{1, 2}))
+		g.Expect(hash(g, hbase.RegionServer)).NotTo(Equal(rsBefore))
+		g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionKerberosReady).Message).To(ContainSubstring("version 2 pre-published"))
+	}).Should(Succeed())
+	g.Expect(hash(g, hbase.ZooKeeper)).To(Equal(zkBefore), "ZooKeeper holds no keytab")
+	g.Consistently(func(g Gomega) { g.Expect(keys(g).ServedVersion()).To(Equal(1)) }, "1s").Should(Succeed())
+	for _, role := range []hbase.Role{hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
+		rollOutRole(t, ds, role)
+	}
+	g.Eventually(func(g Gomega) {
+		k := keys(g)
+		g.Expect([]int{k.ServedVersion(), k.HeldVersion()}).To(Equal([]int{2, 2}))
+		g.Expect(eventNotes(g, ds, "KeysRotated")).To(HaveLen(1))
+		g.Expect(get(g, ds).Status.Phase).To(Equal(v1alpha1.PhaseReady))
+	}).Should(Succeed())
+	// The annotation's value is answered: later reconciles do not rotate again.
+	g.Consistently(func(g Gomega) { g.Expect(keys(g).HeldVersion()).To(Equal(2)) }, "1s").Should(Succeed())
 }
 
 // rollOutRole reports a role's StatefulSet rolled out to every pod.

@@ -474,3 +474,8 @@ type SecuredDatastoreList struct {
 func init() {
 	SchemeBuilder.Register(&SecuredDatastore{}, &SecuredDatastoreList{})
 }
+
+// RotateKeytabsAnnotation on a SecuredDatastore asks for new Kerberos keys: give it a value it
+// has not had (a date, say) and the operator rotates every principal's keys once for it,
+// without a moment in which a ticket cannot be read (README, "Rotating Kerberos keys").
+const RotateKeytabsAnnotation = "datastore.secured.dev/rotate-keytabs"

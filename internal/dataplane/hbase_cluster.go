@@ -129,7 +129,7 @@ func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncry
 }
 
 // Restart stops the Master or a RegionServer (SIGTERM: it leaves ZooKeeper cleanly) and
-// starts it again with the current files, as a rolling restart does to a pod.
+// starts it again with the current files and keytab, as a rolling restart does to a pod.
 func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
 	t.Helper()
 	c.procs[role].stop()
@@ -141,6 +141,14 @@ func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
 	default:
 		t.Fatalf("Restart supports the Master and the RegionServer, not %s", role)
 	}
+}
+
+// RotateKeys pre-publishes the next version of every key in the keytabs, the cluster's and
+// the client's (the operator's RotateKeys); PromoteKeys then makes the KDC issue it.
+func (c *HBaseCluster) RotateKeys(t *testing.T) {
+	t.Helper()
+	c.KDC.Rotate(t, append(c.principals(), clientPrinc)...)
+	c.KDC.WriteKeytab(t, c.Cluster.Layout.Keytab(), c.principals()...)
 }
 
 // principals are the service principals of the cluster's processes, as the operator creates

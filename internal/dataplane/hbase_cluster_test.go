@@ -155,3 +155,26 @@ func TestHBaseProfileTransitionToTLS(t *testing.T) {
 		t.Errorf("after the transition: EncryptionVerified=False %s: %v", f.Reason, f.Differences)
 	}
 }
+
+// Rotating every Kerberos key of a running cluster the way the operator does: keytabs gain
+// the next version and the Master and RegionServer restart with them while the KDC still
+// issues the current one (they log in and accept tickets), then the KDC issues the new
+// version. Clients log in from their rotated keytab throughout.
+func TestHBaseProfileKeyRotation(t *testing.T) {
+	c := StartHBaseCluster(t, hbaseProfile(t, "hbase-kerberos-authentication", nil))
+	if err := c.Smoke(t, "before", "v"); err != nil {
+		t.Fatalf("before the rotation: %v", err)
+	}
+	began := time.Now()
+	c.RotateKeys(t)
+	c.Restart(t, hbase.RegionServer)
+	c.Restart(t, hbase.Master)
+	if err := c.Smoke(t, "prepublished", "v"); err != nil {
+		t.Fatalf("keys pre-published, KDC still on version 1: %v", err)
+	}
+	c.KDC.Promote(t)
+	if err := c.Smoke(t, "promoted", "v"); err != nil {
+		t.Fatalf("KDC issues version 2: %v", err)
+	}
+	t.Logf("rotation: pre-publish, roll of Master and RegionServer, promotion in %s", time.Since(began).Round(time.Second))
+}

@@ -20,8 +20,12 @@ type KDC struct {
 	// Address is host:port.
 	Address string
 	Dir     string
-	creds   map[string]kerberos.Credential
-	proc    *process
+	// held: every key version of each principal that keytabs get; served: the one the KDC
+	// issues tickets with.
+	held   map[string][]kerberos.Credential
+	served map[string]kerberos.Credential
+	file   string
+	proc   *process
 }
 
 // StartKDC serves realm on address:port (TCP) with the principals (name/host@REALM or
@@ -32,7 +36,7 @@ func StartKDC(t testing.TB, realm, address string, port int, principals ...strin
 	if err != nil {
 		t.Fatalf("resolving Kerby's jars: %v", err)
 	}
-	k := &KDC{Realm: realm, Address: fmt.Sprintf("%s:%d", address, port), Dir: t.TempDir(), creds: map[string]kerberos.Credential{}}
+	k := &KDC{Realm: realm, Address: fmt.Sprintf("%s:%d", address, port), Dir: t.TempDir(), held: map[string][]kerberos.Credential{}, served: map[string]kerberos.Credential{}}
 	byName := map[string][]string{}
 	var all []kerberos.Credential
 	for _, p := range principals {
@@ -40,8 +44,8 @@ func StartKDC(t testing.TB, realm, address string, port int, principals ...strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := kerberos.Credential{Principal: p, Password: pw}
-		k.creds[p] = c
+		c := kerberos.Credential{Principal: p, KVNO: 1, Password: pw}
+		k.held[p], k.served[p] = []kerberos.Credential{c}, c
 		all = append(all, c)
 		name := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '@' })[0]
 		byName[name] = append(byName[name], p)
@@ -49,11 +53,11 @@ func StartKDC(t testing.TB, realm, address string, port int, principals ...strin
 	for name, ps := range byName {
 		k.WriteKeytab(t, k.Keytab(name), ps...)
 	}
-	file := filepath.Join(k.Dir, "principals")
-	write(t, file, string(kerberos.PrincipalsFile(all)))
+	k.file = filepath.Join(k.Dir, "principals")
+	write(t, k.file, string(kerberos.PrincipalsFile(all)))
 	write(t, k.Krb5Conf(), kerberos.Krb5Conf(realm, k.Address))
 	args := []string{"-cp", strings.TrimSpace(string(lib)) + "/*", filepath.Join(samples.RepoRoot(), "images", "kdc", "Kdc.java"),
-		realm, address, fmt.Sprint(port), file}
+		realm, address, fmt.Sprint(port), k.file}
 	k.proc = startProcess(t, "KDC on "+address, exec.Command("java", args...), "KDC ready", time.Minute)
 	return k
 }
@@ -63,11 +67,11 @@ func (k *KDC) WriteKeytab(t testing.TB, path string, principals ...string) {
 	t.Helper()
 	var creds []kerberos.Credential
 	for _, p := range principals {
-		c, ok := k.creds[p]
+		c, ok := k.held[p]
 		if !ok {
 			t.Fatalf("the KDC serves no principal %s", p)
 		}
-		creds = append(creds, c)
+		creds = append(creds, c...)
 	}
 	b, err := kerberos.Keytab(creds)
 	if err != nil {
@@ -78,6 +82,40 @@ func (k *KDC) WriteKeytab(t testing.TB, path string, principals ...string) {
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Rotate adds the next key version of each principal to the keytabs written from now on; the
+// KDC keeps issuing tickets with the current one until Promote (the operator's RotateKeys).
+func (k *KDC) Rotate(t testing.TB, principals ...string) {
+	t.Helper()
+	for _, p := range principals {
+		pw, err := kerberos.NewPassword()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := k.served[p]
+		k.held[p] = []kerberos.Credential{cur, {Principal: p, KVNO: cur.KVNO + 1, Password: pw}}
+	}
+}
+
+// Promote makes the KDC issue tickets with the newest version of every key and waits until
+// it has reloaded its principals file (the operator's PromoteKeys).
+func (k *KDC) Promote(t testing.TB) {
+	t.Helper()
+	var all []kerberos.Credential
+	for p, keys := range k.held {
+		k.served[p] = keys[len(keys)-1]
+		all = append(all, k.served[p])
+	}
+	reloads := strings.Count(k.proc.Log(), "principals: ")
+	write(t, k.file, string(kerberos.PrincipalsFile(all)))
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(k.proc.Log(), "principals: ") == reloads {
+		if time.Now().After(deadline) {
+			t.Fatalf("the KDC did not reload its principals:\n%s", tail(k.proc.Log(), 10))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

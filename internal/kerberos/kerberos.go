@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +20,15 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 )
 
-// Credential is a principal and its password.
+// Credential is one version of a principal's keys: the principal, the key version number
+// (kvno) and the password the keys derive from.
 type Credential struct {
 	// Principal with its realm, e.g. hbase/rs-0.example@EXAMPLE.
 	Principal string
-	Password  string
+	// KVNO is the key version, from 1; a rotation adds the next one. Tickets name the version
+	// that encrypts them, so a keytab holding two versions accepts tickets of either.
+	KVNO     int
+	Password string
 }
 
 // EncryptionTypes are the keys a keytab holds and the managed KDC issues: AES only, strongest first.
@@ -44,7 +49,7 @@ func NewPassword() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// Keytab writes the keys of the credentials, version 1 of each key, as a keytab file.
+// Keytab writes the keys of the credentials, each at its version, as a keytab file.
 func Keytab(creds []Credential) ([]byte, error) {
 	kt := keytab.New()
 	for _, c := range creds {
@@ -55,9 +60,12 @@ func Keytab(creds []Credential) ([]byte, error) {
 		if c.Password == "" {
 			return nil, fmt.Errorf("principal %s has no password", c.Principal)
 		}
+		if c.KVNO < 1 || c.KVNO > 255 {
+			return nil, fmt.Errorf("principal %s: key version %d is not in 1..255", c.Principal, c.KVNO)
+		}
 		for _, e := range EncryptionTypes {
 			// The timestamp is informational; a fixed one keeps the keytab a function of its inputs.
-			if err := kt.AddEntry(name, realm, c.Password, time.Unix(0, 0).UTC(), 1, e); err != nil {
+			if err := kt.AddEntry(name, realm, c.Password, time.Unix(0, 0).UTC(), uint8(c.KVNO), e); err != nil {
 				return nil, fmt.Errorf("principal %s: %w", c.Principal, err)
 			}
 		}
@@ -65,12 +73,12 @@ func Keytab(creds []Credential) ([]byte, error) {
 	return kt.Marshal()
 }
 
-// PrincipalsFile is what the managed KDC serves (images/kdc/Kdc.java): one "principal password"
-// per line, sorted. It is secret material and lives only in a Secret.
+// PrincipalsFile is what the managed KDC serves (images/kdc/Kdc.java): one "principal kvno
+// password" per line, sorted. It is secret material and lives only in a Secret.
 func PrincipalsFile(creds []Credential) []byte {
 	lines := make([]string, 0, len(creds))
 	for _, c := range creds {
-		lines = append(lines, c.Principal+" "+c.Password)
+		lines = append(lines, fmt.Sprintf("%s %d %s", c.Principal, c.KVNO, c.Password))
 	}
 	slices.Sort(lines)
 	var b bytes.Buffer
@@ -78,6 +86,36 @@ func PrincipalsFile(creds []Credential) []byte {
 		b.WriteString(l + "\n")
 	}
 	return b.Bytes()
+}
+
+// ParsePrincipals reads a principals file. A line without a version ("principal password",
+// written before versions existed) is version 1. The error names the line, never quotes it:
+// it holds a password.
+func ParsePrincipals(b []byte) ([]Credential, error) {
+	var out []Credential
+	for i, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		c := Credential{KVNO: 1}
+		switch len(f) {
+		case 0:
+			continue
+		case 2:
+			c.Principal, c.Password = f[0], f[1]
+		case 3:
+			kvno, err := strconv.Atoi(f[1])
+			if err != nil || kvno < 1 || kvno > 255 {
+				return nil, fmt.Errorf("line %d of the principals file has no key version in 1..255", i+1)
+			}
+			c.Principal, c.KVNO, c.Password = f[0], kvno, f[2]
+		default:
+			return nil, fmt.Errorf("line %d of the principals file is not \"principal@REALM kvno password\"", i+1)
+		}
+		if !strings.Contains(c.Principal, "@") {
+			return nil, fmt.Errorf("line %d of the principals file names no realm", i+1)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // Krb5Conf is the Kerberos client configuration for a realm served by kdc (host:port). Host

@@ -11,7 +11,7 @@ import (
 // A keytab holds one AES-256 and one AES-128 key per principal, salted with the principal's own
 // name, and is a pure function of its credentials.
 func TestKeytabHoldsAESKeysOfEveryPrincipal(t *testing.T) {
-	creds := []Credential{{Principal: Service("hbase", "rs-0.example", "EXAMPLE"), Password: "p1"}, {Principal: "ycsb@EXAMPLE", Password: "p2"}}
+	creds := []Credential{{Principal: Service("hbase", "rs-0.example", "EXAMPLE"), KVNO: 1, Password: "p1"}, {Principal: "ycsb@EXAMPLE", KVNO: 1, Password: "p2"}}
 	b, err := Keytab(creds)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestKeytabHoldsAESKeysOfEveryPrincipal(t *testing.T) {
 		}
 	}
 	k1, _, _ := kt.GetEncryptionKey(types.NewPrincipalName(3, "hbase/rs-0.example"), "EXAMPLE", 0, EncryptionTypes[0])
-	other, _ := Keytab([]Credential{{Principal: "hbase/rs-1.example@EXAMPLE", Password: "p1"}})
+	other, _ := Keytab([]Credential{{Principal: "hbase/rs-1.example@EXAMPLE", KVNO: 1, Password: "p1"}})
 	kt2 := keytab.New()
 	if err := kt2.Unmarshal(other); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestKeytabHoldsAESKeysOfEveryPrincipal(t *testing.T) {
 }
 
 func TestBadCredentialsAreRefusedByName(t *testing.T) {
-	for _, c := range []Credential{{Principal: "hbase/host", Password: "x"}, {Principal: "ycsb@EXAMPLE"}} {
+	for _, c := range []Credential{{Principal: "hbase/host", KVNO: 1, Password: "x"}, {Principal: "ycsb@EXAMPLE", KVNO: 1}, {Principal: "ycsb@EXAMPLE", Password: "x"}} {
 		if _, err := Keytab([]Credential{c}); err == nil || !strings.Contains(err.Error(), c.Principal) {
 			t.Errorf("%+v: %v", c, err)
 		}
@@ -52,9 +52,47 @@ func TestBadCredentialsAreRefusedByName(t *testing.T) {
 }
 
 func TestPrincipalsFileIsSortedOneLinePerPrincipal(t *testing.T) {
-	got := string(PrincipalsFile([]Credential{{"b@R", "2"}, {"a@R", "1"}}))
-	if got != "a@R 1\nb@R 2\n" {
+	creds := []Credential{{"b@R", 2, "pw2"}, {"a@R", 1, "pw1"}}
+	got := PrincipalsFile(creds)
+	if string(got) != "a@R 1 pw1\nb@R 2 pw2\n" {
 		t.Errorf("%q", got)
+	}
+	back, err := ParsePrincipals(got)
+	if err != nil || len(back) != 2 || back[1] != creds[0] {
+		t.Errorf("parsed back %+v, %v", back, err)
+	}
+}
+
+// Files written before key versions existed still parse, as version 1; a bad line is named by
+// number and never quoted (it holds a password).
+func TestParsePrincipalsReadsOldFilesAndHidesPasswords(t *testing.T) {
+	old, err := ParsePrincipals([]byte("a@R secret1\n\n"))
+	if err != nil || len(old) != 1 || old[0] != (Credential{"a@R", 1, "secret1"}) {
+		t.Errorf("%+v, %v", old, err)
+	}
+	for _, bad := range []string{"a@R x secret2", "a secret2", "a@R 1 secret2 more", "a@R 0 secret2"} {
+		_, err := ParsePrincipals([]byte("a@R 1 ok\n" + bad + "\n"))
+		if err == nil || !strings.Contains(err.Error(), "line 2") || strings.Contains(err.Error(), "secret2") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// A rotated principal's keytab holds both versions, and each is found by its number.
+func TestKeytabHoldsEveryVersionGiven(t *testing.T) {
+	b, err := Keytab([]Credential{{"hbase/h@R", 1, "old"}, {"hbase/h@R", 2, "new"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kt := keytab.New()
+	if err := kt.Unmarshal(b); err != nil {
+		t.Fatal(err)
+	}
+	name := types.NewPrincipalName(3, "hbase/h")
+	k1, v1, err1 := kt.GetEncryptionKey(name, "R", 1, EncryptionTypes[0])
+	k2, v2, err2 := kt.GetEncryptionKey(name, "R", 2, EncryptionTypes[0])
+	if err1 != nil || err2 != nil || v1 != 1 || v2 != 2 || string(k1.KeyValue) == string(k2.KeyValue) {
+		t.Errorf("versions %d %d (%v %v): want two different keys 1 and 2", v1, v2, err1, err2)
 	}
 }
 

@@ -190,6 +190,9 @@ type Spec struct {
 	// CertSecret (cert-manager's, with tls-combined.pem and keystore.p12), its keystore
 	// password Secret, and the trust bundle ConfigMap; needed with TLS or Kerberos.
 	CertSecret, KeystorePasswordSecret, TrustConfigMap string
+	// KeyVersion is the newest Kerberos key version in the keytabs (Keys.HeldVersion): when
+	// a rotation pre-publishes new keys, the pods that mount keytabs restart to load them.
+	KeyVersion int
 }
 
 // Objects are the desired objects of an HBase datastore, in apply order.
@@ -238,7 +241,11 @@ func Build(s Spec) (Objects, error) {
 	}
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
-		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, roleConfigHash(files, r)))
+		hash := roleConfigHash(files, r)
+		if kerberized && r != ZooKeeper && r != KDC {
+			hash = podtemplate.ConfigHash(map[string]string{"files": hash}, fmt.Sprint("keys v", s.KeyVersion))
+		}
+		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash))
 	}
 	return o, nil
 }

@@ -122,7 +122,7 @@ func TestPodsMountOnlySecretsThatExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := Identities(ds, s.ClusterDomain, nil, counter())
+	secrets, err := Identities(ds, s.ClusterDomain, Keys{}, KeepKeys, counter())
 	if err != nil {
 		t.Fatal(err)
 	}
