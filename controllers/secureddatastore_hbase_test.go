@@ -170,15 +170,7 @@ func rollOutRole(t *testing.T, ds *v1alpha1.SecuredDatastore, role hbase.Role) {
 func TestPlaintextHBaseHasNoKDCAndNoSecrets(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "plainlog", Namespace: "default"},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine: v1alpha1.EngineHBase, HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1)},
-			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
-				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
-			}},
-		},
-	}
+	ds := plaintextHBase("plainlog")
 	create(t, ds)
 	n := hbase.NamesOf(ds)
 	g.Eventually(func(g Gomega) {
@@ -207,15 +199,7 @@ func TestPlaintextHBaseHasNoKDCAndNoSecrets(t *testing.T) {
 func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "rolllog", Namespace: "default"},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine: v1alpha1.EngineHBase, HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1)},
-			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
-				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
-			}},
-		},
-	}
+	ds := plaintextHBase("rolllog")
 	create(t, ds)
 	n := hbase.NamesOf(ds)
 	hashes := func(g Gomega) map[hbase.Role]string {
@@ -282,4 +266,17 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 		g.Expect(rolls).To(HaveLen(3))
 		g.Expect(strings.Join(rolls, "\n")).To(ContainSubstring("RPC TLS TLS accepted, peers TLS → TLS required"))
 	}).Should(Succeed())
+}
+
+// plaintextHBase is a one-RegionServer HBase datastore without TLS or Kerberos.
+func plaintextHBase(name string) *v1alpha1.SecuredDatastore {
+	return &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineHBase, HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1)},
+			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
+				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+			}},
+		},
+	}
 }
