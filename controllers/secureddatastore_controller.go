@@ -81,6 +81,8 @@ type datastoreScope struct {
 	hbaseApplied *v1alpha1.EffectiveEncryption      // HBase: the step the ConfigMap configures; nil for a new cluster
 	hbaseStep    v1alpha1.EffectiveEncryption       // HBase: the step to apply now
 	principals   *corev1.Secret                     // HBase: the principals Secret; nil before there is one
+	keys         hbase.Keys                         // HBase: what it stores (when keysErr is nil)
+	keysErr      error                              // HBase: why it does not parse
 	keyVersion   int                                // HBase: the newest Kerberos key version in the keytabs
 
 	sts     *appsv1.StatefulSet // nil until created

@@ -62,10 +62,10 @@ func (r *SecuredDatastoreReconciler) observeHBase(ctx context.Context, s *datast
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", hbase.NamesOf(ds).PrincipalsSecret(), err)
 	default:
+		// A Secret that does not parse is reported by reconcileKerberos.
 		s.principals = secret
-		if keys, err := hbase.KeysOf(secret.Data); err == nil {
-			s.keyVersion = keys.HeldVersion() // a Secret that does not parse is reported by reconcileKerberos
-		}
+		s.keys, s.keysErr = hbase.KeysOf(secret.Data)
+		s.keyVersion = s.keys.HeldVersion()
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": ds.Name, "app.kubernetes.io/name": "hbase"}); err != nil {
@@ -136,14 +136,13 @@ func (r *SecuredDatastoreReconciler) reconcileKerberos(ctx context.Context, s *d
 		return ctrl.Result{}, nil
 	}
 	n := hbase.NamesOf(ds)
-	current, fresh := s.principals, s.principals == nil
+	current, fresh, keys := s.principals, s.principals == nil, s.keys
 	if fresh {
 		current = &corev1.Secret{}
 	}
-	keys, err := hbase.KeysOf(current.Data)
-	if err != nil {
+	if s.keysErr != nil {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionFalse, "InvalidPrincipals",
-			fmt.Sprintf("Secret %s %s: delete that Secret to issue new keys to every pod", n.PrincipalsSecret(), err))
+			fmt.Sprintf("Secret %s %s: delete that Secret to issue new keys to every pod", n.PrincipalsSecret(), s.keysErr))
 		return ctrl.Result{}, errPhaseBlocked
 	}
 	requested, answered := ds.Annotations[v1alpha1.RotateKeytabsAnnotation], current.Annotations[hbase.RotatedForAnnotation]

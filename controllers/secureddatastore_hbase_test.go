@@ -113,11 +113,6 @@ func TestHBaseWithKerberosGetsIdentitiesAndRoles(t *testing.T) {
 
 	// Rotation: keytabs gain version 2 while the KDC serves version 1, the roles that mount
 	// keytabs restart, and only then does the KDC issue version 2.
-	hash := func(g Gomega, role hbase.Role) string {
-		sts := &appsv1.StatefulSet{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(role)}, sts)).To(Succeed())
-		return sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
-	}
 	keys := func(g Gomega) hbase.Keys {
 		sec := &corev1.Secret{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, sec)).To(Succeed())
@@ -125,7 +120,7 @@ func TestHBaseWithKerberosGetsIdentitiesAndRoles(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		return k
 	}
-	rsBefore, zkBefore := hash(g, hbase.RegionServer), hash(g, hbase.ZooKeeper)
+	rsBefore, zkBefore := templateHash(g, ds, hbase.RegionServer), templateHash(g, ds, hbase.ZooKeeper)
 	g.Eventually(func() error {
 		cur := get(g, ds)
 		cur.Annotations = map[string]string{v1alpha1.RotateKeytabsAnnotation: "2026-11-22"}
@@ -134,10 +129,10 @@ func TestHBaseWithKerberosGetsIdentitiesAndRoles(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		k := keys(g)
 		g.Expect([]int{k.ServedVersion(), k.HeldVersion()}).To(Equal([]int{1, 2}))
-		g.Expect(hash(g, hbase.RegionServer)).NotTo(Equal(rsBefore))
+		g.Expect(templateHash(g, ds, hbase.RegionServer)).NotTo(Equal(rsBefore))
 		g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionKerberosReady).Message).To(ContainSubstring("version 2 pre-published"))
 	}).Should(Succeed())
-	g.Expect(hash(g, hbase.ZooKeeper)).To(Equal(zkBefore), "ZooKeeper holds no keytab")
+	g.Expect(templateHash(g, ds, hbase.ZooKeeper)).To(Equal(zkBefore), "ZooKeeper holds no keytab")
 	g.Consistently(func(g Gomega) { g.Expect(keys(g).ServedVersion()).To(Equal(1)) }, "1s").Should(Succeed())
 	for _, role := range []hbase.Role{hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
 		rollOutRole(t, ds, role)
@@ -205,9 +200,7 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 	hashes := func(g Gomega) map[hbase.Role]string {
 		out := map[hbase.Role]string{}
 		for _, role := range hbase.Roles {
-			sts := &appsv1.StatefulSet{}
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(role)}, sts)).To(Succeed())
-			out[role] = sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
+			out[role] = templateHash(g, ds, role)
 		}
 		return out
 	}
@@ -279,4 +272,11 @@ func plaintextHBase(name string) *v1alpha1.SecuredDatastore {
 			}},
 		},
 	}
+}
+
+// templateHash is the configuration hash of a role's pod template.
+func templateHash(g Gomega, ds *v1alpha1.SecuredDatastore, role hbase.Role) string {
+	sts := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).StatefulSet(role)}, sts)).To(Succeed())
+	return sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
 }
