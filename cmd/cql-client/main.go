@@ -24,15 +24,16 @@ func main() {
 		keyFile  = flag.String("key", "", "client key (PEM)")
 		minTLS   = flag.String("min-tls", "TLSv1.3", "lowest TLS version to offer: TLSv1.2 or TLSv1.3")
 		rf       = flag.Int("replication-factor", 3, "replication factor of the test keyspace")
+		value    = flag.String("value", "", "the value to write (a confidentiality canary's marker); empty writes the time")
 	)
 	flag.Parse()
-	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf); err != nil {
+	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value); err != nil {
 		fmt.Fprintln(os.Stderr, "cql-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hosts, caFile, certFile, keyFile, minTLS string, rf int) error {
+func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value string) error {
 	if hosts == "" {
 		return fmt.Errorf("--hosts is required")
 	}
@@ -82,7 +83,9 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int) error {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	value := fmt.Sprintf("written at %s", time.Now().UTC().Format(time.RFC3339Nano))
+	if value == "" {
+		value = fmt.Sprintf("written at %s", time.Now().UTC().Format(time.RFC3339Nano))
+	}
 	if err := session.Query("INSERT INTO e2e.kv (k, v) VALUES (?, ?)", "probe", value).Consistency(gocql.All).Exec(); err != nil {
 		return fmt.Errorf("write at consistency ALL: %w", err)
 	}

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bufio"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -30,19 +31,27 @@ func Marker(t testing.TB) string {
 // channel and present in that of a plaintext one.
 func Capture(t testing.TB, ports []int, fn func()) []byte {
 	t.Helper()
-	tcpdump, err := exec.LookPath("tcpdump")
-	if err != nil {
-		t.Fatalf("the confidentiality canary needs tcpdump (make prereqs installs it): %v", err)
-	}
 	filter := make([]string, len(ports))
 	for i, p := range ports {
 		filter[i] = fmt.Sprintf("tcp port %d", p)
+	}
+	return capture(t, nil, "lo", strings.Join(filter, " or "), fn)
+}
+
+// capture runs tcpdump on the interface (behind the command prefix, such as ip netns exec)
+// while fn runs and returns the raw pcap.
+func capture(t testing.TB, prefix []string, iface, filter string, fn func()) []byte {
+	t.Helper()
+	tcpdump, err := exec.LookPath("tcpdump")
+	if err != nil {
+		t.Fatalf("the confidentiality canary needs tcpdump (make prereqs installs it): %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "capture.pcap")
 	// --immediate-mode: packets reach tcpdump as they arrive, not when a kernel buffer block
 	// fills or times out, so stopping it right after fn loses nothing. -Z root: tcpdump would
 	// otherwise drop to its own user, who cannot write the test's private temporary directory.
-	cmd := exec.Command(tcpdump, "-i", "lo", "--immediate-mode", "-U", "-n", "-s", "0", "-Z", "root", "-w", file, strings.Join(filter, " or "))
+	args := append(prefix, tcpdump, "-i", iface, "--immediate-mode", "-U", "-n", "-s", "0", "-Z", "root", "-w", file, filter)
+	cmd := exec.Command(args[0], args[1:]...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -90,4 +99,38 @@ func Capture(t testing.TB, ports []int, fn func()) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Packet is what the canary needs of a captured IPv4 packet.
+type Packet struct {
+	Protocol         uint8 // 6 TCP, 17 UDP
+	SrcPort, DstPort uint16
+	Payload          int // bytes after the TCP or UDP header
+}
+
+// Packets decodes the IPv4 TCP and UDP packets of an Ethernet pcap (what Capture returns);
+// other frames are skipped.
+func Packets(pcap []byte) []Packet {
+	var out []Packet
+	for off := 24; off+16 <= len(pcap); {
+		n := int(binary.LittleEndian.Uint32(pcap[off+8:]))
+		frame := pcap[off+16 : min(off+16+n, len(pcap))]
+		off += 16 + n
+		if len(frame) < 34 || binary.BigEndian.Uint16(frame[12:]) != 0x0800 {
+			continue
+		}
+		ip := frame[14:]
+		ihl := int(ip[0]&0x0f) * 4
+		if len(ip) < ihl+8 || (ip[9] != 6 && ip[9] != 17) {
+			continue
+		}
+		l4 := ip[ihl:]
+		hdr := 8
+		if ip[9] == 6 && len(l4) >= 13 {
+			hdr = int(l4[12]>>4) * 4
+		}
+		total := int(binary.BigEndian.Uint16(ip[2:]))
+		out = append(out, Packet{Protocol: ip[9], SrcPort: binary.BigEndian.Uint16(l4), DstPort: binary.BigEndian.Uint16(l4[2:]), Payload: max(total-ihl-hdr, 0)})
+	}
+	return out
 }

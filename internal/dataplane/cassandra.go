@@ -15,6 +15,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/samples"
 	"secured.dev/operator/internal/testpki"
 )
@@ -42,6 +43,13 @@ type Node struct {
 	CA *testpki.CA
 	// RSAKey: the certificate has an RSA key (suites with _RSA_ authentication), else ECDSA.
 	RSAKey bool
+	// Host: the network namespace the node runs in, Address being its underlay address; nil
+	// runs it on this machine's loopback.
+	Host *Host
+	// Tunnel: the node is the member Name of this VPN, and the launcher binds its tunnel
+	// address as it does in a pod; Seeds are then tunnel addresses.
+	Tunnel *vpn.Plan
+	Name   string
 }
 
 // NativeAddress is the node's CQL endpoint.
@@ -102,7 +110,16 @@ func (n *CassandraNode) Restart(t testing.TB, step cassandra.Step) {
 func (n *CassandraNode) render(t testing.TB) {
 	t.Helper()
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
-		ListenAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()}}
+		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()}}
+	if n.Tunnel != nil {
+		// The launcher sets the tunnel address from the address table, as in a pod.
+		if n.Tunnel.CarriesNodes() {
+			topo.ListenAddress = ""
+		}
+		if n.Tunnel.CarriesClients() {
+			topo.RPCAddress = ""
+		}
+	}
 	yaml, err := cassandra.Config(topo, n.Step)
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +136,9 @@ func (n *CassandraNode) render(t testing.TB) {
 		}
 		files[f] = b
 	}
+	if n.Tunnel != nil {
+		files[cassandra.VPNAddressesFile] = n.Tunnel.Addresses()
+	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(n.conf, name), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -129,12 +149,24 @@ func (n *CassandraNode) render(t testing.TB) {
 // launch starts the process and waits until Cassandra reports "Startup complete".
 func (n *CassandraNode) launch(t testing.TB) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
+	cmd := n.command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
 	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
+	if n.Tunnel != nil {
+		cmd.Env = append(cmd.Env, cassandra.VPNEnv(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile))...)
+		cmd.Env = append(cmd.Env, "HOSTNAME="+n.Name, "TMPDIR="+n.Dir)
+	}
 	// The launcher execs java, so the process group holds the JVM and nothing else.
 	n.proc = startProcess(t, "Cassandra on "+n.Address, cmd, "Startup complete", 4*time.Minute)
+}
+
+// command runs a program on the node's host.
+func (n *CassandraNode) command(name string, args ...string) *exec.Cmd {
+	if n.Host != nil {
+		return n.Host.Command(name, args...)
+	}
+	return exec.Command(name, args...)
 }
 
 func (n *CassandraNode) env() []string {
@@ -143,7 +175,7 @@ func (n *CassandraNode) env() []string {
 
 // Nodetool runs the image's nodetool against this node and returns its output.
 func (n *CassandraNode) Nodetool(args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "nodetool"), args...)
+	cmd := n.command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "nodetool"), args...)
 	cmd.Env = n.env()
 	out, err := cmd.CombinedOutput()
 	return string(out), err

@@ -50,9 +50,10 @@ type Topology struct {
 	Datacenter  string
 	// Seeds are host names of the first nodes (stable StatefulSet identities).
 	Seeds []string
-	// ListenAddress is left empty in pods (Cassandra binds the pod's address); tests on one
-	// machine give each node its own loopback address.
-	ListenAddress string
+	// ListenAddress (internode) and RPCAddress (CQL) are left empty in pods: Cassandra binds
+	// the pod's address, and the launcher sets the tunnel address of a VPN profile. Tests on
+	// one machine give each node its own loopback address.
+	ListenAddress, RPCAddress string
 	Layout        Layout
 }
 
@@ -102,7 +103,9 @@ func Config(t Topology, step Step) ([]byte, error) {
 	}
 	if t.ListenAddress != "" {
 		cfg["listen_address"] = t.ListenAddress
-		cfg["rpc_address"] = t.ListenAddress
+	}
+	if t.RPCAddress != "" {
+		cfg["rpc_address"] = t.RPCAddress
 	}
 	return yaml.Marshal(cfg)
 }
