@@ -60,6 +60,10 @@ bench: ## Go benchmarks (catalogue, profile resolution).
 bench-client: ## k6 YCSB client efficiency: workload A, plaintext vs pinned TLS 1.3 on one local Cassandra; ops per client CPU-second, pprof in bin/bench-client (~7 min).
 	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
+.PHONY: bench-vpn
+bench-vpn: prereqs ## Raw TCP throughput (iperf3) between two network namespaces: plain veth, WireGuard, OpenVPN per data cipher (~35 s).
+	$(GO) test -run '^$$' -bench TunnelThroughput -benchtime 1x ./internal/dataplane
+
 .PHONY: bench-acceleration
 bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK flags and OPENSSL_ia32cap, on and off (~30 s).
 	bench/acceleration/run.sh

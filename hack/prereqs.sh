@@ -3,7 +3,10 @@
 # a JDK (the cipher-suite catalogue is checked against the real OpenSSL and JDK; the YCSB
 # HBase driver is compiled), Maven (the data-plane tests run Cassandra and HBase from Maven
 # Central jars), tcpdump (the confidentiality canary captures loopback traffic; it needs
-# root or CAP_NET_RAW) and Prometheus (benchmark clients remote-write to it). Go 1.26 itself must already be installed; Debian's golang package is
+# root or CAP_NET_RAW), Prometheus (benchmark clients remote-write to it), and for the VPN
+# tests iproute2 (network namespaces), WireGuard's tools and wireguard-go, OpenVPN, nftables
+# (the sidecar's underlay rule) and iperf3 (tunnel throughput). Go 1.26 itself must already be
+# installed; Debian's golang package is
 # too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
@@ -17,6 +20,12 @@ command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v tcpdump >/dev/null || need+=(tcpdump)
 command -v prometheus >/dev/null || need+=(prometheus)
+command -v ip >/dev/null || need+=(iproute2)
+command -v wg >/dev/null || need+=(wireguard-tools)
+command -v wireguard-go >/dev/null || need+=(wireguard-go)
+command -v openvpn >/dev/null || need+=(openvpn)
+command -v nft >/dev/null || need+=(nftables)
+command -v iperf3 >/dev/null || need+=(iperf3)
 if ((${#need[@]})); then
   log "installing ${need[*]} from Debian"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo

@@ -162,4 +162,3 @@ func firstLine(log, prefix string) string {
 	}
 	return ""
 }
-

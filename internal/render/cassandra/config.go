@@ -54,7 +54,7 @@ type Topology struct {
 	// the pod's address, and the launcher sets the tunnel address of a VPN profile. Tests on
 	// one machine give each node its own loopback address.
 	ListenAddress, RPCAddress string
-	Layout        Layout
+	Layout                    Layout
 }
 
 // Config renders cassandra.yaml for a step toward (or at) the effective profile.
