@@ -6,8 +6,7 @@
 # root or CAP_NET_RAW), Prometheus (benchmark clients remote-write to it), and for the VPN
 # tests iproute2 (network namespaces), WireGuard's tools and wireguard-go, OpenVPN, nftables
 # (the sidecar's underlay rule) and iperf3 (tunnel throughput). Go 1.26 itself must already be
-# installed; Debian's golang package is
-# too old for this module.
+# installed; Debian's golang package is too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
 

@@ -154,7 +154,9 @@ func (n *CassandraNode) launch(t testing.TB) {
 	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
 	if n.Tunnel != nil {
-		cmd.Env = append(cmd.Env, cassandra.VPNEnv(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile))...)
+		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
 		cmd.Env = append(cmd.Env, "HOSTNAME="+n.Name, "TMPDIR="+n.Dir)
 	}
 	// The launcher execs java, so the process group holds the JVM and nothing else.

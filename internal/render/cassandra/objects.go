@@ -18,6 +18,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/placement"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // Annotations the builders write and the controller reads back.
@@ -60,6 +61,8 @@ type Cluster struct {
 	OperatorNamespace string
 	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
 	FeatureLabelPrefix string
+	// VPNImage runs the tunnel sidecar of a VPN profile.
+	VPNImage string
 }
 
 // Objects are the Kubernetes objects of one Cassandra datastore, besides its certificates.
@@ -176,6 +179,13 @@ func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
 		dc = DefaultDatacenter
 	}
 	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout}
+	tunnel, err := Tunnel(ds, c.Step, c.ClusterDomain)
+	if err != nil {
+		return Objects{}, err
+	}
+	if tunnel != nil && tunnel.CarriesNodes() {
+		t.Seeds = TunnelSeeds(*tunnel)
+	}
 	yaml, err := Config(t, c.Step)
 	if err != nil {
 		return Objects{}, err
@@ -190,7 +200,10 @@ func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
 			"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topo), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
 		},
 	}
-	sts, err := statefulSet(c, n, cm, certSecret, trustConfigMap)
+	if tunnel != nil {
+		cm.Data[VPNAddressesFile] = string(tunnel.Addresses())
+	}
+	sts, err := statefulSet(c, n, cm, certSecret, trustConfigMap, tunnel)
 	if err != nil {
 		return Objects{}, err
 	}
@@ -200,7 +213,7 @@ func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
 		ClientService:   clientService(ds, n),
 		StatefulSet:     sts,
 		Budget:          budget(ds),
-		NetworkPolicy:   networkPolicy(ds, c.OperatorNamespace),
+		NetworkPolicy:   networkPolicy(ds, c.OperatorNamespace, tunnel),
 	}, nil
 }
 
@@ -250,7 +263,7 @@ func budget(ds *v1alpha1.SecuredDatastore) *policyv1.PodDisruptionBudget {
 // wire prober) on the internode port; everything else (JMX, the legacy SSL storage port, Thrift) is closed. Cassandra 5 serves TLS
 // and plaintext on the same ports, so refusing plaintext on them is the configuration's job,
 // and the wire prober checks that it does.
-func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string) *networkingv1.NetworkPolicy {
+func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, tunnel *vpn.Plan) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
 	peers := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: Selector(ds)}}}
 	if operatorNamespace != "" {
@@ -260,24 +273,33 @@ func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string) *net
 		})
 	}
 	cql, internode := intstr.FromInt32(NativePort), intstr.FromInt32(StoragePort)
+	ingress := []networkingv1.NetworkPolicyIngressRule{
+		{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &cql}}},
+		{
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &internode}},
+			From:  peers,
+		},
+	}
+	if tunnel != nil {
+		// The tunnel's UDP ports: the datastore's pods, and any client when clients join it.
+		rule := networkingv1.NetworkPolicyIngressRule{Ports: []networkingv1.NetworkPolicyPort{tunnel.Ports()}}
+		if !tunnel.CarriesClients() {
+			rule.From = peers[:1]
+		}
+		ingress = append(ingress, rule)
+	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: meta(ds, ds.Name),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: Selector(ds)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{
-				{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &cql}}},
-				{
-					Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &internode}},
-					From:  peers,
-				},
-			},
+			Ingress:     ingress,
 		},
 	}
 }
 
-func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConfigMap string) (*appsv1.StatefulSet, error) {
+func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConfigMap string, tunnel *vpn.Plan) (*appsv1.StatefulSet, error) {
 	ds := c.Datastore
 	topo := topologyOf(ds)
 	step, err := json.Marshal(c.Step)
@@ -312,6 +334,27 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 	tcp := func(port string) corev1.ProbeHandler {
 		return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}}
 	}
+	cqlProbe, internodeProbe := tcp("cql"), tcp("internode")
+	var initContainers []corev1.Container
+	if tunnel != nil {
+		env = append(env, vpn.Env(*tunnel, renderedConfDir+"/"+VPNAddressesFile)...)
+		// A port in the tunnel is closed on the pod's address, where the kubelet dials.
+		inTunnel := func(port int) corev1.ProbeHandler {
+			return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"port-open", fmt.Sprint(port)}}}
+		}
+		if tunnel.CarriesClients() {
+			cqlProbe = inTunnel(NativePort)
+		}
+		if tunnel.CarriesNodes() {
+			internodeProbe = inTunnel(StoragePort)
+		}
+		if c.VPNImage == "" {
+			return nil, fmt.Errorf("the profile has a VPN but no sidecar image is configured")
+		}
+		sidecar, vols := vpn.Sidecar(*tunnel, c.VPNImage, ds.Name)
+		initContainers = append(initContainers, sidecar)
+		volumes = append(volumes, vols...)
+	}
 	cassandra := corev1.Container{
 		Name:  "cassandra",
 		Image: c.Image,
@@ -324,9 +367,9 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 		Resources: topo.Resources,
 		// Cassandra opens the CQL port once it has joined the ring and is Up/Normal, so an open
 		// port is the readiness a rolling restart waits for before it takes the next node.
-		StartupProbe:   &corev1.Probe{ProbeHandler: tcp("cql"), PeriodSeconds: 10, FailureThreshold: 60},
-		ReadinessProbe: &corev1.Probe{ProbeHandler: tcp("cql"), PeriodSeconds: 10, FailureThreshold: 3},
-		LivenessProbe:  &corev1.Probe{ProbeHandler: tcp("internode"), PeriodSeconds: 20, FailureThreshold: 6},
+		StartupProbe:   &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 10, FailureThreshold: 60},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 10, FailureThreshold: 3},
+		LivenessProbe:  &corev1.Probe{ProbeHandler: internodeProbe, PeriodSeconds: 20, FailureThreshold: 6},
 		// Drain flushes memtables and stops accepting writes before SIGTERM, so a restart
 		// replays no commit log and clients fail over cleanly.
 		Lifecycle:       &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"nodetool", "drain"}}}},
@@ -399,6 +442,7 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConf
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds), Annotations: map[string]string{ConfigHashAnnotation: podtemplate.ConfigHash(cm.Data, certSecret)}},
 				Spec: corev1.PodSpec{
+					InitContainers:                initContainers,
 					Containers:                    containers,
 					Volumes:                       volumes,
 					Affinity:                      affinity,

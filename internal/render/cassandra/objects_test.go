@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,8 @@ func sampleDatastore(t *testing.T, file string) (*v1alpha1.SecuredDatastore, v1a
 
 func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Objects {
 	t.Helper()
-	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local"}, certs.NodeSecret(ds), certs.TrustConfigMap(ds))
+	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test"},
+		certs.NodeSecret(ds), certs.TrustConfigMap(ds))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func toYAML(t *testing.T, objs []client.Object) []byte {
 
 // The sample TLS 1.3 datastore renders to golden Kubernetes and cert-manager objects.
 func TestSampleDatastoreObjects(t *testing.T) {
-	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-inline.yaml"} {
+	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-inline.yaml", "secureddatastore-cassandra-wireguard.yaml"} {
 		ds, enc := sampleDatastore(t, file)
 		objs := build(t, ds, enc)
 		certObjs, err := certs.Build(certs.Request{Datastore: ds, Labels: Labels(ds), DNSNames: DNSNames(ds, "cluster.local"),
@@ -99,6 +101,48 @@ func TestPodsAreRestricted(t *testing.T) {
 		if !r.Allowed {
 			t.Errorf("restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
 		}
+	}
+}
+
+// The tunnel sidecar is the one container a VPN profile adds, and all that Pod Security's
+// baseline level refuses in it is NET_ADMIN and the /dev/net/tun host device; without it the
+// pod is restricted. Its seeds and probes use tunnel addresses.
+func TestVPNSidecarAsksForNetAdminAndTunOnly(t *testing.T) {
+	ds, enc := sampleDatastore(t, "secureddatastore-cassandra-wireguard.yaml")
+	objs := build(t, ds, enc)
+	spec := objs.StatefulSet.Spec.Template.Spec
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].RestartPolicy == nil || *spec.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Fatalf("want one native sidecar (restartPolicy Always), got %+v", spec.InitContainers)
+	}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, r := range evaluator.EvaluatePod(psapi.LevelVersion{Level: psapi.LevelBaseline, Version: psapi.LatestVersion()}, &objs.StatefulSet.Spec.Template.ObjectMeta, &spec) {
+		if !r.Allowed {
+			refused = append(refused, r.ForbiddenReason+": "+r.ForbiddenDetail)
+		}
+	}
+	if strings.Join(refused, "\n") != "non-default capabilities: container \"vpn\" must not include \"NET_ADMIN\" in securityContext.capabilities.add\nhostPath volumes: volume \"vpn-tun\"" {
+		t.Errorf("baseline refuses:\n%s", strings.Join(refused, "\n"))
+	}
+	without := spec.DeepCopy()
+	without.InitContainers = nil
+	without.Volumes = slices.DeleteFunc(without.Volumes, func(v corev1.Volume) bool { return strings.HasPrefix(v.Name, "vpn-") })
+	for _, r := range evaluator.EvaluatePod(psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}, &objs.StatefulSet.Spec.Template.ObjectMeta, without) {
+		if !r.Allowed {
+			t.Errorf("without the sidecar, restricted refuses: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
+		}
+	}
+	if !strings.Contains(objs.ConfigMap.Data["cassandra.yaml"], "seeds: 100.80.0.1:7000,100.80.0.2:7000") {
+		t.Errorf("seeds are not the tunnel addresses:\n%s", objs.ConfigMap.Data["cassandra.yaml"])
+	}
+	if got := spec.Containers[0].LivenessProbe.Exec; got == nil || got.Command[0] != "port-open" {
+		t.Errorf("the internode port is in the tunnel but the liveness probe dials the pod address: %+v", spec.Containers[0].LivenessProbe)
+	}
+	if got := spec.Containers[0].ReadinessProbe.TCPSocket; got == nil {
+		t.Errorf("CQL stays on the pod address (scope NodeToNode) but its probe changed: %+v", spec.Containers[0].ReadinessProbe)
 	}
 }
 

@@ -2,7 +2,6 @@ package vpn
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -120,14 +119,4 @@ func OpenVPNConfig(p Plan, self, peer int) []byte {
 	fmt.Fprintf(&b, "data-ciphers %s\ndata-ciphers-fallback %s\ntls-version-min 1.2\n", p.Cipher, p.Cipher)
 	b.WriteString("keepalive 5 20\npersist-tun\nverb 3\n")
 	return []byte(b.String())
-}
-
-// Files lists the names of a Secret's files in a stable order, for logs and tests.
-func Files(data map[string][]byte) []string {
-	names := make([]string, 0, len(data))
-	for n := range data {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
