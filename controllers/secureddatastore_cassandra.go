@@ -81,7 +81,7 @@ func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *
 	}
 	objs, err := cassandra.Build(cassandra.Cluster{
 		Datastore: ds, Step: s.step, Image: image, ClusterDomain: r.Options.clusterDomain(), OperatorNamespace: r.Options.Namespace,
-		FeatureLabelPrefix: r.Options.FeatureLabelPrefix,
+		FeatureLabelPrefix: r.Options.FeatureLabelPrefix, VPNImage: r.Options.VPNImage,
 	}, secret, trust)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("rendering the Cassandra objects: %w", err)

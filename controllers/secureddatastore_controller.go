@@ -57,6 +57,8 @@ type Options struct {
 	FeatureLabelPrefix string
 	// HBaseImage runs ZooKeeper, HDFS and HBase; KDCImage the managed KDC.
 	HBaseImage, KDCImage string
+	// VPNImage runs the tunnel sidecar of VPN profiles (images/vpn).
+	VPNImage string
 	// K6Image runs the benchmark clients of Cassandra; YCSBHBaseImage those of HBase.
 	K6Image, YCSBHBaseImage string
 	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
@@ -140,7 +142,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	phases := []datastorePhase{r.resolveProfile, r.checkPlacement}
 	switch ds.Spec.Engine {
 	case v1alpha1.EngineCassandra:
-		phases = append(phases, r.observeCassandra, r.planStep, r.reconcileCertificates, r.reconcileCassandra, r.verifyWire)
+		phases = append(phases, r.observeCassandra, r.planStep, r.reconcileTunnel, r.reconcileCertificates, r.reconcileCassandra, r.verifyWire)
 	case v1alpha1.EngineHBase:
 		phases = append(phases, r.observeHBase, r.planHBaseStep, r.reconcileCertificates, r.reconcileKerberos, r.reconcileHBase, r.verifyWire)
 	}

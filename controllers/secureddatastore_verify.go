@@ -46,6 +46,8 @@ type endpoint struct {
 	pod, channel, address string
 	want                  v1alpha1.EffectiveChannel
 	opts                  probe.Options
+	// tunnelled: a VPN profile carries the channel; the pod's address must not answer.
+	tunnelled bool
 }
 
 // verifyWire probes every ready pod's client and internode ports once the effective profile has
@@ -90,6 +92,9 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 		probeDuration.WithLabelValues(e.channel).Observe(res.Duration.Seconds())
 		observed = append(observed, observation(e, res, err, now))
 		f := verify.Compare(e.want, res, err)
+		if e.tunnelled {
+			f = verify.Tunnelled(res, err)
+		}
 		if f.Verified {
 			continue
 		}
@@ -137,11 +142,12 @@ func (r *SecuredDatastoreReconciler) endpoints(s *datastoreScope) []endpoint {
 			}
 			continue
 		}
+		tunnel, _ := cassandra.Tunnel(s.ds, s.step, r.Options.clusterDomain())
 		out = append(out,
 			endpoint{pod: p.Name, channel: channelClientToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.NativePort)),
-				want: enc.ClientToNode, opts: probe.CassandraClient},
+				want: enc.ClientToNode, opts: probe.CassandraClient, tunnelled: tunnel != nil && tunnel.CarriesClients()},
 			endpoint{pod: p.Name, channel: channelNodeToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.StoragePort)),
-				want: enc.NodeToNode, opts: probe.CassandraInternode})
+				want: enc.NodeToNode, opts: probe.CassandraInternode, tunnelled: tunnel != nil && tunnel.CarriesNodes()})
 	}
 	return out
 }

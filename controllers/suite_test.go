@@ -17,7 +17,7 @@ import (
 
 var env *testenv.Env
 
-var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", YCSBHBaseImage: "secured.dev/ycsb-hbase:test", Namespace: "secured-system"}
+var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test", YCSBHBaseImage: "secured.dev/ycsb-hbase:test", Namespace: "secured-system"}
 
 // TestMain runs the operator's controllers in a manager against a real kube-apiserver.
 func TestMain(m *testing.M) {

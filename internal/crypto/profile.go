@@ -79,6 +79,10 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		res.Effective.HBase = resolveHBase(&v1alpha1.HBaseSecurity{})
 	}
 	if merged.VPN != nil && merged.VPN.Type != "" && merged.VPN.Type != v1alpha1.VPNNone {
+		if engine == v1alpha1.EngineHBase {
+			errs = append(errs, field.Forbidden(root.Child("vpn"), "tunnels are built for Cassandra datastores so far; "+
+				"protect HBase traffic with hbase (Kerberos, SASL privacy, HDFS encryption) or its native TLS, and remove vpn"))
+		}
 		res.Effective.VPN = resolveVPN(merged.VPN)
 	}
 	res.Assessment = Assess(res.Effective, engine)

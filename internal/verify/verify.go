@@ -4,6 +4,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,6 +68,17 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 		add(ReasonClientAuthNotEnforced, "client certificates are Required but the endpoint completes handshakes without one")
 	}
 	return verdict(checks)
+}
+
+// Tunnelled judges a channel a VPN profile puts in the tunnel, probed at the pod's own
+// address, outside the tunnel: verified when nothing answers there, because the datastore
+// binds the port to its tunnel address only and the sidecar drops what is routed to that.
+func Tunnelled(got probe.Result, scanErr error) Finding {
+	if errors.Is(scanErr, probe.ErrUnreachable) {
+		return Finding{Verified: true, Reason: ReasonVerified}
+	}
+	return Finding{Reason: ReasonPlaintextAccepted, Differences: []string{
+		fmt.Sprintf("%s answers outside the tunnel, on the pod's own address; only the tunnel address may serve this channel", got.Address)}}
 }
 
 // check is one difference found, with the reason it would give.

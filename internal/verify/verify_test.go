@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -63,5 +64,15 @@ func TestCompare(t *testing.T) {
 				t.Errorf("differences %v do not mention %q", f.Differences, tc.contains)
 			}
 		})
+	}
+}
+
+// A tunnelled channel is verified only when the pod's own address does not answer.
+func TestTunnelled(t *testing.T) {
+	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, fmt.Errorf("%w: connection refused", probe.ErrUnreachable)); !f.Verified {
+		t.Errorf("refused outside the tunnel: %+v", f)
+	}
+	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, nil); f.Verified || f.Reason != ReasonPlaintextAccepted {
+		t.Errorf("answering outside the tunnel: %+v", f)
 	}
 }

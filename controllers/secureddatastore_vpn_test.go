@@ -1,0 +1,103 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/vpn"
+)
+
+func vpnDatastore(name, namespace string, typ v1alpha1.VPNType) *v1alpha1.SecuredDatastore {
+	ds := datastore(name, "")
+	ds.Namespace = namespace
+	disabled := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
+	ds.Spec.Encryption.EncryptionSettings = v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: disabled},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: disabled},
+		VPN:          &v1alpha1.VPNSettings{Type: typ},
+	}
+	return ds
+}
+
+// A WireGuard datastore gets its tunnel Secret before its pods: a key and a configuration per
+// node, kept across reconciles; a new node gets a key of its own and the others keep theirs.
+// The StatefulSet runs the sidecar, and its pods bind the tunnel addresses.
+func TestWireGuardDatastoreKeepsTunnelKeys(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ds := vpnDatastore("tunnelled", "default", v1alpha1.VPNWireGuard)
+	create(t, ds)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
+	g.Eventually(func(g Gomega) {
+		ownedBy(g, ds, sec)
+		g.Expect(sec.Data).To(HaveKey("tunnelled-2.conf"))
+		g.Expect(string(sec.Data["addresses"])).To(Equal("tunnelled-0 100.80.0.1\ntunnelled-1 100.80.0.2\ntunnelled-2 100.80.0.3\n"))
+		sts := get(g, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}})
+		g.Expect(sts.Spec.Template.Spec.InitContainers).To(HaveLen(1))
+		g.Expect(sts.Spec.Template.Spec.InitContainers[0].Image).To(Equal("secured.dev/vpn:test"))
+	}).Should(Succeed())
+	key0, version := string(sec.Data["tunnelled-0.key"]), sec.ResourceVersion
+
+	// Another reconcile (a label change triggers none; a status update of the StatefulSet does).
+	rollOut(t, ds)
+	g.Consistently(func(g Gomega) {
+		g.Expect(get(g, sec).ResourceVersion).To(Equal(version), "the tunnel Secret was rewritten with nothing new")
+	}, "2s").Should(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		get(g, ds).Spec.Cassandra.Nodes = ptr.To[int32](4)
+		g.Expect(env.Client.Update(ctx, ds)).To(Succeed())
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(get(g, sec).Data).To(HaveKey("tunnelled-3.key"))
+	}).Should(Succeed())
+	g.Expect(string(sec.Data["tunnelled-0.key"])).To(Equal(key0), "an existing node's key changed when a node was added")
+	g.Expect(string(sec.Data["tunnelled-0.conf"])).To(ContainSubstring("AllowedIPs = 100.80.0.4/32"), "node 0 does not peer with the new node")
+}
+
+// In a namespace whose Pod Security level forbids NET_ADMIN, the datastore says so and why,
+// and creates no StatefulSet whose pods admission would refuse one by one.
+func TestVPNRefusedByPodSecurity(t *testing.T) {
+	g := NewWithT(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "baseline-only", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}}
+	create(t, ns)
+	ds := vpnDatastore("refused", ns.Name, v1alpha1.VPNOpenVPN)
+	create(t, ds)
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(c.Reason).To(Equal(ReasonPodSecurityForbidsVPN))
+		g.Expect(c.Message).To(ContainSubstring("pod-security.kubernetes.io/enforce=privileged"))
+		g.Expect(eventNotes(g, ds, ReasonPodSecurityForbidsVPN)).NotTo(BeEmpty())
+	}).Should(Succeed())
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns.Name, Name: ds.Name}, &appsv1.StatefulSet{})
+	g.Expect(err).To(HaveOccurred(), "a StatefulSet was created in a namespace that refuses its pods")
+}
+
+// Turning a running datastore's tunnel off would move every node to another address in one
+// roll; the operator refuses and keeps the running StatefulSet as it is.
+func TestVPNChangeOnRunningDatastoreIsRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ds := vpnDatastore("moving", "default", v1alpha1.VPNWireGuard)
+	create(t, ds)
+	rollOut(t, ds)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}}
+	g.Eventually(func(g Gomega) {
+		get(g, ds).Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNNone}
+		g.Expect(env.Client.Update(ctx, ds)).To(Succeed())
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(c.Reason).To(Equal(ReasonVPNChangeUnsupported))
+		g.Expect(c.Message).To(ContainSubstring("spec.encryption.vpn"))
+	}).Should(Succeed())
+	g.Expect(get(g, sts).Spec.Template.Spec.InitContainers).To(HaveLen(1), "the tunnel was removed from the running pods")
+}
