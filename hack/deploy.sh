@@ -14,6 +14,6 @@ while read -r line; do img[${line%%=*}]=${line#*=}; done < <("$root/hack/images.
 log "operator ${img[manager]}, Cassandra ${img[cassandra]}"
 apply -f "$root/config/crd/bases/"
 apply -f "$root/config/rbac/role.yaml"
-sed "s|CASSANDRA_IMAGE|${img[cassandra]}|; s|YCSB_HBASE_IMAGE|${img[ycsb-hbase]}|; s|HBASE_IMAGE|${img[hbase]}|; s|KDC_IMAGE|${img[kdc]}|; s|K6_IMAGE|${img[k6]}|; s|IMAGE|${img[manager]}|" "$root/config/manager/manager.yaml" | apply -f -
+sed "s|CASSANDRA_IMAGE|${img[cassandra]}|; s|YCSB_HBASE_IMAGE|${img[ycsb-hbase]}|; s|HBASE_IMAGE|${img[hbase]}|; s|KDC_IMAGE|${img[kdc]}|; s|VPN_IMAGE|${img[vpn]}|; s|K6_IMAGE|${img[k6]}|; s|IMAGE|${img[manager]}|" "$root/config/manager/manager.yaml" | apply -f -
 # The image tag changes with the code, so the rollout restarts the operator when it changed.
 "$kubectl" -n secured-system rollout status deployment/secured-datastore-operator --timeout=180s >&2

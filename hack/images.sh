@@ -2,7 +2,7 @@
 # images.sh: builds the product's container images locally (no registry needed) and, when the
 # Kind cluster runs, loads them into it. Each image is FROM scratch or a base built from Debian
 # packages, tagged with a hash of its inputs, built once and saved in bin/images/. Prints
-# "name=image" lines. Later issues add the VPN images here.
+# "name=image" lines.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/hack/versions.sh"
@@ -122,6 +122,24 @@ DOCKERFILE
   echo "$name=$tag $(save "$tag")"
 }
 
+# vpn_image: the tunnel sidecar, images/vpn/bin/tunnel on a Debian base with WireGuard's tools,
+# wireguard-go (for nodes without the kernel module), OpenVPN and nftables.
+vpn_image() {
+  local base ctx tag
+  base=$(debian_image vpn-base "" wireguard-tools wireguard-go openvpn nftables iproute2 procps)
+  base=${base#*=}; base=${base%% *}
+  tag="secured.dev/vpn:$( { echo "$base"; sha256sum "$root/images/vpn/bin/tunnel"; } | sha256sum | cut -c1-12)"
+  if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    log "building $tag"
+    ctx=$(mktemp -d)
+    cp "$root/images/vpn/bin/tunnel" "$ctx/tunnel"
+    printf 'FROM %s\nCOPY tunnel /usr/local/bin/tunnel\nENTRYPOINT ["/usr/local/bin/tunnel"]\n' "$base" >"$ctx/Dockerfile"
+    docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
+    rm -rf "$ctx"
+  fi
+  echo "vpn=$tag $(save "$tag")"
+}
+
 jre=$(debian_image jre "" openjdk-17-jre-headless procps iproute2 passwd)
 jre_tag=${jre#*=}; jre_tag=${jre_tag%% *}
 images=(
@@ -135,6 +153,7 @@ images=(
   "$(jvm_image ycsb-hbase 0.17.0 "$jre_tag" "$(dirname "$("$root/hack/ycsb-hbase.sh" | cut -d: -f1)")")"
   "$(jvm_image kdc "$(sed -n 's:.*<kerby.version>\(.*\)</kerby.version>.*:\1:p' "$root/images/kdc/pom.xml")" "$jre_tag" "$("$root/hack/kdc-jars.sh")" images/kdc Kdc.java)"
   "$(debian_image prometheus /usr/bin/prometheus prometheus)"
+  "$(vpn_image)"
 )
 
 kind="$root/bin/kind-cli/$KIND_VERSION/kind"
