@@ -107,16 +107,6 @@ func (p Plan) Nodes() []Member {
 	return out
 }
 
-// Index of the member with the name, or -1.
-func (p Plan) Index(name string) int {
-	for i, m := range p.Members {
-		if m.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Addresses is the file the datastore's launcher reads to find its own tunnel address by its
 // host name: "name address" per line.
 func (p Plan) Addresses() []byte {
