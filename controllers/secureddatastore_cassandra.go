@@ -102,9 +102,15 @@ func (r *SecuredDatastoreReconciler) reconcileCassandra(ctx context.Context, s *
 // nameConflict reports an object the datastore would own that someone else's object already
 // names, and stops the reconcile: the operator never takes over what it did not create.
 func (r *SecuredDatastoreReconciler) nameConflict(ds *v1alpha1.SecuredDatastore, kind, name string) error {
-	msg := fmt.Sprintf("%s %s exists and is not owned by this datastore: rename the datastore or delete that %s", kind, name, kind)
-	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "NameConflict", msg)
-	r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "NameConflict", "Reconcile", "%s", msg)
+	return r.blockReady(ds, "NameConflict", fmt.Sprintf("%s %s exists and is not owned by this datastore: rename the datastore or delete that %s", kind, name, kind))
+}
+
+// blockReady stops the remaining phases with Ready False for a reason the user must act on,
+// and a warning event that says what to do (once, when the condition changes).
+func (r *SecuredDatastoreReconciler) blockReady(ds *v1alpha1.SecuredDatastore, reason, msg string) error {
+	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) {
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
+	}
 	return errPhaseBlocked
 }
 

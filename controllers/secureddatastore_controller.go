@@ -27,6 +27,7 @@ import (
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // profileRefIndex indexes SecuredDatastores by the EncryptionProfile they reference, so a
@@ -87,6 +88,7 @@ type datastoreScope struct {
 	keysErr      error                              // HBase: why it does not parse
 	keyVersion   int                                // HBase: the newest Kerberos key version in the keytabs
 
+	tunnel  *vpn.Plan           // the step's VPN; nil without one
 	sts     *appsv1.StatefulSet // nil until created
 	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
 	pods    []corev1.Pod

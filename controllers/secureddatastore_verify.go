@@ -129,6 +129,9 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 // HBase, the one RPC port of every Master and RegionServer, which serves both channels.
 func (r *SecuredDatastoreReconciler) endpoints(s *datastoreScope) []endpoint {
 	enc := s.resolution.Effective
+	// s.tunnel is set by reconcileTunnel when the step has a VPN.
+	clientsTunnelled := s.tunnel != nil && s.tunnel.CarriesClients()
+	nodesTunnelled := s.tunnel != nil && s.tunnel.CarriesNodes()
 	var out []endpoint
 	for _, p := range s.pods {
 		if !podReady(&p) || p.Status.PodIP == "" {
@@ -142,12 +145,11 @@ func (r *SecuredDatastoreReconciler) endpoints(s *datastoreScope) []endpoint {
 			}
 			continue
 		}
-		tunnel, _ := cassandra.Tunnel(s.ds, s.step, r.Options.clusterDomain())
 		out = append(out,
 			endpoint{pod: p.Name, channel: channelClientToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.NativePort)),
-				want: enc.ClientToNode, opts: probe.CassandraClient, tunnelled: tunnel != nil && tunnel.CarriesClients()},
+				want: enc.ClientToNode, opts: probe.CassandraClient, tunnelled: clientsTunnelled},
 			endpoint{pod: p.Name, channel: channelNodeToNode, address: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.StoragePort)),
-				want: enc.NodeToNode, opts: probe.CassandraInternode, tunnelled: tunnel != nil && tunnel.CarriesNodes()})
+				want: enc.NodeToNode, opts: probe.CassandraInternode, tunnelled: nodesTunnelled})
 	}
 	return out
 }

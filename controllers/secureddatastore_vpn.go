@@ -12,7 +12,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/vpn"
 )
@@ -33,7 +32,7 @@ const (
 func (r *SecuredDatastoreReconciler) reconcileTunnel(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
 	if s.applied != nil && !reflect.DeepEqual(s.applied.Encryption.VPN, s.resolution.Effective.VPN) {
-		return ctrl.Result{}, r.refuseVPN(ds, ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
+		return ctrl.Result{}, r.blockReady(ds, ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
 			"every node would move to another address in one roll and split the ring. Restore the previous vpn settings (or profile), "+
 			"or create a new datastore with the new profile and move the data to it")
 	}
@@ -41,12 +40,13 @@ func (r *SecuredDatastoreReconciler) reconcileTunnel(ctx context.Context, s *dat
 	if err != nil || tunnel == nil {
 		return ctrl.Result{}, err
 	}
+	s.tunnel = tunnel
 	ns := &corev1.Namespace{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: ds.Namespace}, ns); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading namespace %s for its Pod Security level: %w", ds.Namespace, err)
 	}
 	if msg := vpn.PodSecurityProblem(ns.Name, ns.Labels); msg != "" {
-		return ctrl.Result{}, r.refuseVPN(ds, ReasonPodSecurityForbidsVPN, msg)
+		return ctrl.Result{}, r.blockReady(ds, ReasonPodSecurityForbidsVPN, msg)
 	}
 
 	stored := map[string]map[string][]byte{}
@@ -70,26 +70,9 @@ func (r *SecuredDatastoreReconciler) reconcileTunnel(ctx context.Context, s *dat
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	objs := []client.Object{secret(ds, vpn.SecretName(ds.Name), data)}
-	if ca := vpn.CASecretData(keys); ca != nil {
-		objs = append(objs, secret(ds, vpn.CASecretName(ds.Name), ca))
+	var objs []client.Object
+	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), data, vpn.CASecretData(keys)) {
+		objs = append(objs, sec)
 	}
 	return ctrl.Result{}, r.applyAll(ctx, s, objs)
-}
-
-func secret(ds *v1alpha1.SecuredDatastore, name string, data map[string][]byte) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: cassandra.Labels(ds)},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       data,
-	}
-}
-
-// refuseVPN stops the reconcile with Ready False and a warning event that says what to do.
-func (r *SecuredDatastoreReconciler) refuseVPN(ds *v1alpha1.SecuredDatastore, reason, msg string) error {
-	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) {
-		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
-	}
-	return errPhaseBlocked
 }

@@ -195,6 +195,11 @@ func TestCrossObjectErrorsNameTheField(t *testing.T) {
 	if len(errs) != 1 || errs[0].Field != "spec.encryption.clientToNode.tls.clientAuth" {
 		t.Errorf("Cassandra 5.0 has no optional client auth: %v", errs)
 	}
+	tunnelled := &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{}, VPN: &v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}}
+	_, errs = Resolve(tunnelled, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) != 1 || errs[0].Field != "spec.encryption.vpn" || !strings.Contains(errs[0].Detail, "remove vpn") {
+		t.Errorf("a tunnel on HBase: %v", errs)
+	}
 }
 
 func BenchmarkResolve(b *testing.B) {

@@ -14,18 +14,13 @@ import (
 // network namespaces: over the plain veth underlay, and through each tunnel the VPN profiles
 // offer, run by the sidecar's own script. `make bench-vpn` runs it; the figures are Mbit/s.
 func BenchmarkTunnelThroughput(b *testing.B) {
-	cases := []struct {
+	type path struct {
 		name     string
-		settings *v1alpha1.VPNSettings
-	}{
-		{"veth", nil},
-		{"WireGuard", &v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}},
+		settings *v1alpha1.VPNSettings // nil: the plain veth underlay
 	}
+	cases := []path{{"veth", nil}, {"WireGuard", &v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}}}
 	for _, c := range []string{"AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305"} {
-		cases = append(cases, struct {
-			name     string
-			settings *v1alpha1.VPNSettings
-		}{"OpenVPN-" + c, &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN, OpenVPN: &v1alpha1.OpenVPNSettings{Cipher: c}}})
+		cases = append(cases, path{"OpenVPN-" + c, &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN, OpenVPN: &v1alpha1.OpenVPNSettings{Cipher: c}}})
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

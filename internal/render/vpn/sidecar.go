@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -27,6 +28,25 @@ func SecretName(datastore string) string { return datastore + "-vpn" }
 
 // CASecretName keeps the OpenVPN CA's key; no pod mounts it.
 func CASecretName(datastore string) string { return datastore + "-vpn-ca" }
+
+// Secrets are the tunnel Secret the sidecars mount and, for OpenVPN, the Secret that keeps
+// the CA (caData nil: none).
+func Secrets(namespace, datastore string, labels map[string]string, data, caData map[string][]byte) []*corev1.Secret {
+	out := []*corev1.Secret{secret(namespace, SecretName(datastore), labels, data)}
+	if caData != nil {
+		out = append(out, secret(namespace, CASecretName(datastore), labels, caData))
+	}
+	return out
+}
+
+func secret(namespace, name string, labels map[string]string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+}
 
 // Sidecar is the pod's end of the tunnel: a native sidecar (an init container that keeps
 // running), so the tunnel address is up before the datastore starts and stays up until it
