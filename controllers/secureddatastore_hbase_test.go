@@ -239,6 +239,8 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 				g.Expect(now[role]).To(Equal(before[role]), "%s restarted for HBase's RPC TLS", role)
 			}
 			g.Expect(now[hbase.RegionServer]).NotTo(Equal(before[hbase.RegionServer]))
+			// The status is written at the end of the pass that wrote the ConfigMap.
+			g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring(step.stage))
 		}).Should(Succeed())
 		// While the roll runs, the operator neither moves on nor claims Ready.
 		g.Consistently(func(g Gomega) {
