@@ -207,8 +207,11 @@ func (r *DatastoreBenchmarkReconciler) observe(ctx context.Context, s *benchmark
 	if complete == nil && failed == nil {
 		return jobOutcome{}, nil
 	}
+	// The Job controller marks the Job finished only after it saw its pods terminate, but our
+	// pod cache can lag behind our Job cache: a pod read from it may still look running and
+	// turn a failed run into a lost one. Read them live, once per finished Job.
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
 		return jobOutcome{}, err
 	}
 	out := collect(pods.Items, int(*job.Spec.Completions))
