@@ -155,9 +155,14 @@ type TradeoffStudySpec struct {
 	// (and money) needed to restore baseline throughput.
 	// +optional
 	Cost *StudyCost `json:"cost,omitempty"`
-	// paused stops scheduling new repetitions; running ones finish.
+	// paused stops scheduling new repetitions; a running one finishes and is recorded. Set it
+	// back to false to resume where the study stopped.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// cancel ends the study for good: the running benchmark and every datastore the study
+	// created are deleted, and the repetitions measured so far are analysed into the report.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
 }
 
 // CellState is the state of one study cell.
@@ -209,9 +214,38 @@ type StudyCell struct {
 	// significant: whether the difference from the baseline is statistically significant.
 	// +optional
 	Significant *bool `json:"significant,omitempty"`
-	// p99Micros: median p99 latency over repetitions.
+	// pValue of the two-sided Mann-Whitney U test against the baseline, decimal string.
+	// +optional
+	PValue string `json:"pValue,omitempty"`
+	// meaningful: significant and an overhead of at least 2% either way, a difference worth
+	// acting on.
+	// +optional
+	Meaningful *bool `json:"meaningful,omitempty"`
+	// p99Micros: median p99 latency over repetitions (the slowest operation type of each).
 	// +optional
 	P99Micros int64 `json:"p99Micros,omitempty"`
+	// datastore created for the cell.
+	// +optional
+	Datastore string `json:"datastore,omitempty"`
+	// runs: the valid repetitions measured so far, in the order they ran.
+	// +optional
+	// +listType=atomic
+	Runs []StudyRun `json:"runs,omitempty"`
+}
+
+// StudyRun is one measured repetition of a cell, kept so the analysis can be redone from
+// status alone.
+type StudyRun struct {
+	// benchmark that measured it.
+	Benchmark string `json:"benchmark"`
+	// throughputOpsPerSec of the repetition.
+	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec"`
+	// p99Micros of the slowest operation type.
+	// +optional
+	P99Micros int64 `json:"p99Micros,omitempty"`
+	// clientCPUMicrosPerOp: client CPU time per operation, when the client reported it.
+	// +optional
+	ClientCPUMicrosPerOp string `json:"clientCPUMicrosPerOp,omitempty"`
 }
 
 // Recommendation is the study's answer.

@@ -1,0 +1,88 @@
+package stats
+
+import (
+	"math"
+	"slices"
+)
+
+const (
+	// Level of every confidence interval the operator reports.
+	Level = 0.95
+	// Alpha of the significance test, matching Level.
+	Alpha = 1 - Level
+	// MeaningfulOverhead is the smallest overhead worth acting on. Repetitions of one profile on
+	// a shared two-core node differ by a few percent; a significant difference below this
+	// changes no decision and the report says so.
+	MeaningfulOverhead = 0.02
+)
+
+// Comparison of a profile's repetitions against the baseline's, in throughput.
+type Comparison struct {
+	// Overhead is the fraction of baseline throughput lost (negative: faster than baseline):
+	// 1 - exp(shift), with shift the Hodges-Lehmann estimate on log throughput, so it reads as
+	// a ratio of typical throughputs and stays consistent with its interval and test.
+	Overhead float64 `json:"overhead"`
+	// CI of Overhead, when the repetitions suffice for Level.
+	CI    Interval `json:"ci"`
+	HasCI bool     `json:"hasCI"`
+	Test  UTest    `json:"test"`
+	// Significant: P < Alpha.
+	Significant bool `json:"significant"`
+	// Meaningful: significant and |Overhead| ≥ MeaningfulOverhead.
+	Meaningful bool `json:"meaningful"`
+}
+
+// Compare measures cell throughputs against baseline throughputs (both positive).
+func Compare(baseline, cell []float64) Comparison {
+	lc, lb := logs(cell), logs(baseline)
+	shift := HodgesLehmann(lc, lb, Level)
+	c := Comparison{Overhead: 1 - math.Exp(shift.Estimate), Test: MannWhitney(lc, lb)}
+	if shift.HasCI {
+		// A larger shift is a smaller overhead: the bounds swap.
+		c.CI = Interval{Low: 1 - math.Exp(shift.CI.High), High: 1 - math.Exp(shift.CI.Low), Level: shift.CI.Level}
+		c.HasCI = true
+	}
+	c.Significant = c.Test.P < Alpha
+	c.Meaningful = c.Significant && math.Abs(c.Overhead) >= MeaningfulOverhead
+	return c
+}
+
+func logs(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Log(v)
+	}
+	return out
+}
+
+// ExtraNodes is the fraction of nodes to add so that a profile losing overhead of each
+// node's throughput serves the baseline's load again, assuming throughput scales linearly
+// with nodes (the papers' "+90% cost" for a 47% loss). It is +Inf for a total loss.
+func ExtraNodes(overhead float64) float64 {
+	if overhead >= 1 {
+		return math.Inf(1)
+	}
+	return 1/(1-overhead) - 1
+}
+
+// Point is a candidate in the (security rank, throughput) plane.
+type Point struct {
+	Name       string
+	Rank       float64
+	Throughput float64
+}
+
+// ParetoFrontier returns the names of the points no other point dominates (at least as
+// secure and as fast, and better in one), in the order given.
+func ParetoFrontier(points []Point) []string {
+	var out []string
+	for _, p := range points {
+		dominated := slices.ContainsFunc(points, func(q Point) bool {
+			return q.Rank >= p.Rank && q.Throughput >= p.Throughput && (q.Rank > p.Rank || q.Throughput > p.Throughput)
+		})
+		if !dominated {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package stats
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+)
+
+// reference.json holds values computed offline with SciPy and brute-force enumeration by
+// testdata/reference.py.
+type reference struct {
+	Level  float64 `json:"level"`
+	Median []struct {
+		Name   string    `json:"name"`
+		X      []float64 `json:"x"`
+		Median float64   `json:"median"`
+		CI     *Interval `json:"ci"`
+	} `json:"median"`
+	MannWhitney []struct {
+		Name  string    `json:"name"`
+		X     []float64 `json:"x"`
+		Y     []float64 `json:"y"`
+		U     float64   `json:"u"`
+		P     float64   `json:"p"`
+		Exact bool      `json:"exact"`
+	} `json:"mannWhitney"`
+	HodgesLehmann []struct {
+		Name     string    `json:"name"`
+		X        []float64 `json:"x"`
+		Y        []float64 `json:"y"`
+		Estimate float64   `json:"estimate"`
+		CI       *Interval `json:"ci"`
+	} `json:"hodgesLehmann"`
+}
+
+func load(t *testing.T) reference {
+	t.Helper()
+	b, err := os.ReadFile("testdata/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if ref.Level != Level {
+		t.Fatalf("reference computed at level %v, the package reports %v", ref.Level, Level)
+	}
+	return ref
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func sameInterval(got Interval, ok bool, want *Interval) bool {
+	if want == nil {
+		return !ok
+	}
+	return ok && near(got.Low, want.Low) && near(got.High, want.High) && near(got.Level, want.Level)
+}
+
+func TestMedianAndItsIntervalMatchReference(t *testing.T) {
+	for _, c := range load(t).Median {
+		if got := Median(c.X); !near(got, c.Median) {
+			t.Errorf("%s: median %v, reference %v", c.Name, got, c.Median)
+		}
+		if got, ok := MedianCI(c.X, Level); !sameInterval(got, ok, c.CI) {
+			t.Errorf("%s: interval %+v (ok %v), reference %+v", c.Name, got, ok, c.CI)
+		}
+	}
+}
+
+func TestMannWhitneyMatchesSciPy(t *testing.T) {
+	for _, c := range load(t).MannWhitney {
+		got := MannWhitney(c.X, c.Y)
+		if !near(got.U, c.U) && !near(float64(len(c.X)*len(c.Y))-got.U, c.U) {
+			t.Errorf("%s: U %v, SciPy %v", c.Name, got.U, c.U)
+		}
+		if math.Abs(got.P-c.P) > 1e-9 || got.Exact != c.Exact {
+			t.Errorf("%s: p %v (exact %v), SciPy %v (exact %v)", c.Name, got.P, got.Exact, c.P, c.Exact)
+		}
+	}
+}
+
+func TestHodgesLehmannMatchesEnumeration(t *testing.T) {
+	for _, c := range load(t).HodgesLehmann {
+		got := HodgesLehmann(c.X, c.Y, Level)
+		if !near(got.Estimate, c.Estimate) {
+			t.Errorf("%s: estimate %v, reference %v", c.Name, got.Estimate, c.Estimate)
+		}
+		if !sameInterval(got.CI, got.HasCI, c.CI) {
+			t.Errorf("%s: interval %+v (ok %v), reference %+v", c.Name, got.CI, got.HasCI, c.CI)
+		}
+	}
+}
+
+// Four repetitions 20% slower than the baseline: the overhead, its interval and the test
+// agree, and the cost matches the papers' arithmetic.
+func TestCompareReadsAsOverhead(t *testing.T) {
+	base := []float64{1000, 1010, 990, 1005}
+	cell := []float64{800, 808, 792, 804}
+	c := Compare(base, cell)
+	if math.Abs(c.Overhead-0.2) > 0.005 {
+		t.Errorf("overhead %.4f, want about 0.20", c.Overhead)
+	}
+	if !c.HasCI || c.CI.Low > c.Overhead || c.CI.High < c.Overhead || c.CI.Low <= 0 {
+		t.Errorf("interval %+v should hold the estimate and exclude zero", c.CI)
+	}
+	if !c.Significant || !c.Meaningful || !near(c.Test.P, 2.0/70) {
+		t.Errorf("4 vs 4 fully separated: p %v significant %v meaningful %v", c.Test.P, c.Significant, c.Meaningful)
+	}
+	same := Compare(base, []float64{1003, 995, 1008, 999})
+	if same.Significant || same.Meaningful {
+		t.Errorf("interleaved samples reported as different: %+v", same)
+	}
+	small := Compare(base[:3], cell[:3])
+	if small.HasCI || small.Significant {
+		t.Errorf("3 vs 3 cannot reach 95%%: %+v", small)
+	}
+	if got := ExtraNodes(0.47); math.Abs(got-0.8868) > 0.001 {
+		t.Errorf("extra nodes for a 47%% loss: %v, want +88.7%%", got)
+	}
+	if !math.IsInf(ExtraNodes(1), 1) {
+		t.Error("a total loss needs infinitely many nodes")
+	}
+}
+
+func TestParetoFrontier(t *testing.T) {
+	got := ParetoFrontier([]Point{
+		{Name: "plaintext", Rank: 0, Throughput: 1000},
+		{Name: "tls12-cbc", Rank: 40, Throughput: 700},
+		{Name: "tls13-gcm", Rank: 100, Throughput: 800},
+		{Name: "tls13-chacha", Rank: 100, Throughput: 750},
+		{Name: "openvpn", Rank: 60, Throughput: 300},
+	})
+	want := []string{"plaintext", "tls13-gcm"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("frontier %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,141 @@
+// Package study turns a TradeoffStudy into its plan (cells, pruning, randomized interleaved
+// schedule) and its measurements into an analysis and a report. Pure functions: the
+// controller feeds them what it read and applies what they return.
+package study
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// Defaults of a study spec.
+const (
+	DefaultRepetitions = 5
+	DefaultClusterSize = 3
+)
+
+// Profile is what the plan needs to know of an EncryptionProfile.
+type Profile struct {
+	Rank    int32
+	Presets []v1alpha1.CompliancePreset
+}
+
+// Repetitions of every cell.
+func Repetitions(spec *v1alpha1.TradeoffStudySpec) int {
+	if spec.Repetitions != nil {
+		return int(*spec.Repetitions)
+	}
+	return DefaultRepetitions
+}
+
+// Accelerations of the matrix, defaulted.
+func Accelerations(m v1alpha1.StudyMatrix) []v1alpha1.Acceleration {
+	if len(m.Acceleration) == 0 {
+		return []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable}
+	}
+	return m.Acceleration
+}
+
+// ClusterSizes of the matrix, defaulted.
+func ClusterSizes(m v1alpha1.StudyMatrix) []int32 {
+	if len(m.ClusterSizes) == 0 {
+		return []int32{DefaultClusterSize}
+	}
+	return m.ClusterSizes
+}
+
+// CellName names a combination of factors, e.g. tls13-aes128-on-3.
+func CellName(profile string, acc v1alpha1.Acceleration, nodes int32) string {
+	level := "on"
+	if acc == v1alpha1.AccelerationEmulatedOff {
+		level = "off"
+	}
+	return fmt.Sprintf("%s-%s-%d", profile, level, nodes)
+}
+
+// DatastoreName of the i-th cell: short and stable, since the datastore's own objects (pods,
+// Services, Jobs of its benchmarks) derive names from it.
+func DatastoreName(study string, i int) string { return fmt.Sprintf("%s-c%d", study, i) }
+
+// Cells is steps 1 and 2 of the evidence process: every combination of the matrix's factors,
+// with the cells whose profile violates a constraint marked Pruned and the reason. The
+// baseline is never pruned: it is the reference every overhead is computed against.
+func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]Profile) []v1alpha1.StudyCell {
+	var cells []v1alpha1.StudyCell
+	for _, nodes := range ClusterSizes(spec.Matrix) {
+		for _, acc := range Accelerations(spec.Matrix) {
+			for _, name := range spec.Matrix.Profiles {
+				p := profiles[name]
+				cell := v1alpha1.StudyCell{
+					Name: CellName(name, acc, nodes), Profile: name, Acceleration: acc, Nodes: nodes,
+					State: v1alpha1.CellPending, Rank: p.Rank, Datastore: DatastoreName(study, len(cells)),
+				}
+				if reason := violation(spec.Constraints, p); reason != "" && name != spec.Matrix.Baseline {
+					cell.State, cell.Reason, cell.Datastore = v1alpha1.CellPruned, reason, ""
+				}
+				cells = append(cells, cell)
+			}
+		}
+	}
+	return cells
+}
+
+func violation(c *v1alpha1.StudyConstraints, p Profile) string {
+	if c == nil {
+		return ""
+	}
+	var missing []string
+	for _, preset := range c.Compliance {
+		if !slices.Contains(p.Presets, preset) {
+			missing = append(missing, string(preset))
+		}
+	}
+	var reasons []string
+	if len(missing) > 0 {
+		reasons = append(reasons, "does not satisfy compliance preset "+strings.Join(missing, ", "))
+	}
+	if c.MinimumRank != nil && p.Rank < *c.MinimumRank {
+		reasons = append(reasons, fmt.Sprintf("rank %d is below constraints.minimumRank %d", p.Rank, *c.MinimumRank))
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// Schedule is step 4, the experiment plan: repetitions rounds, each a fresh random permutation
+// of the cells to measure (randomized multiple interleaved trials, Abedi and Brecht, ICPE
+// 2017), so drift on a shared machine hits every cell alike instead of the last one
+// measured. The same seed gives the same order.
+func Schedule(cells []v1alpha1.StudyCell, repetitions int, seed int64) []string {
+	var active []string
+	for _, c := range cells {
+		if c.State != v1alpha1.CellPruned {
+			active = append(active, c.Name)
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec0ed))
+	out := make([]string, 0, len(active)*repetitions)
+	for range repetitions {
+		round := slices.Clone(active)
+		rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+		out = append(out, round...)
+	}
+	return out
+}
+
+// Repetition is the index of the schedule entry at position among its cell's entries: the
+// k-th repetition of that cell.
+func Repetition(schedule []string, position int) int {
+	k := 0
+	for _, name := range schedule[:position] {
+		if name == schedule[position] {
+			k++
+		}
+	}
+	return k
+}
+
+// BenchmarkName of a cell's k-th repetition.
+func BenchmarkName(datastore string, k int) string { return fmt.Sprintf("%s-r%d", datastore, k) }

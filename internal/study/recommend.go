@@ -1,0 +1,187 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/stats"
+)
+
+// Candidate is a profile as the decision rule saw it: its worst overhead over the cluster
+// sizes of the deciding acceleration, and whether the rule allowed it.
+type Candidate struct {
+	Profile    string  `json:"profile"`
+	Rank       int32   `json:"rank"`
+	Preference float64 `json:"preference"`
+	// Cell with the worst overhead, which the decision and the cost rest on.
+	Cell          string  `json:"cell,omitempty"`
+	WorstOverhead float64 `json:"worstOverhead"`
+	Nodes         int32   `json:"nodes,omitempty"`
+	Eligible      bool    `json:"eligible"`
+	Why           string  `json:"why"`
+}
+
+// deciding is the acceleration the recommendation is for: hardware AES as the nodes have it
+// when that was measured (production runs with it); emulated-off cells only inform.
+func deciding(cells []v1alpha1.StudyCell) v1alpha1.Acceleration {
+	if slices.ContainsFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Acceleration == v1alpha1.AccelerationAvailable }) {
+		return v1alpha1.AccelerationAvailable
+	}
+	return v1alpha1.AccelerationEmulatedOff
+}
+
+func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, reports []CellReport) (*v1alpha1.Recommendation, []Candidate) {
+	acc := deciding(cells)
+	var candidates []Candidate
+	for _, profile := range spec.Matrix.Profiles {
+		c, ok := candidate(spec, cells, reports, profile, acc)
+		if ok {
+			candidates = append(candidates, c)
+		}
+	}
+	best := -1
+	for i := range candidates {
+		c := &candidates[i]
+		switch spec.Decision.Objective {
+		case v1alpha1.ObjectiveBestThroughputAboveRank:
+			min := int32(0)
+			if spec.Constraints != nil && spec.Constraints.MinimumRank != nil {
+				min = *spec.Constraints.MinimumRank
+			}
+			if c.Why == "" && c.Rank < min {
+				c.Why = fmt.Sprintf("rank %d is below the minimum %d", c.Rank, min)
+			}
+		default:
+			budget := budgetOf(spec)
+			if c.Why == "" && c.WorstOverhead > budget {
+				c.Why = fmt.Sprintf("overhead %s%% exceeds the %s%% budget", percent(c.WorstOverhead), percent(budget))
+			}
+		}
+		c.Eligible = c.Why == ""
+		if c.Eligible {
+			c.Why = "eligible"
+		}
+		if c.Eligible && (best < 0 || better(spec, c, &candidates[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, candidates
+	}
+	w := &candidates[best]
+	w.Why = "recommended"
+	rec := &v1alpha1.Recommendation{Profile: w.Profile, Reason: reason(spec, acc, w, candidates, reports)}
+	if w.Profile != spec.Matrix.Baseline {
+		extra := stats.ExtraNodes(w.WorstOverhead)
+		rec.ExtraNodesPercent = percent(extra)
+		if spec.Cost != nil && !math.IsInf(extra, 1) {
+			cost := extra * float64(w.Nodes) * spec.Cost.PricePerNodeHour.AsApproximateFloat64()
+			rec.ExtraCostPerHour = strconv.FormatFloat(cost, 'f', 2, 64)
+		}
+	}
+	return rec, candidates
+}
+
+func budgetOf(spec *v1alpha1.TradeoffStudySpec) float64 {
+	if spec.Decision.OverheadBudgetPercent == nil {
+		return 0
+	}
+	return float64(*spec.Decision.OverheadBudgetPercent) / 100
+}
+
+// better: under the budget rule the more preferred profile wins and then the faster; under
+// the throughput rule the faster wins and then the more preferred.
+func better(spec *v1alpha1.TradeoffStudySpec, a, b *Candidate) bool {
+	if spec.Decision.Objective == v1alpha1.ObjectiveBestThroughputAboveRank {
+		if a.WorstOverhead != b.WorstOverhead {
+			return a.WorstOverhead < b.WorstOverhead
+		}
+		return a.Preference > b.Preference
+	}
+	if a.Preference != b.Preference {
+		return a.Preference > b.Preference
+	}
+	return a.WorstOverhead < b.WorstOverhead
+}
+
+// candidate gathers a profile's cells at the deciding acceleration. A profile with a failed
+// or unmeasured cell there is listed with the reason and never recommended.
+func candidate(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, reports []CellReport, profile string, acc v1alpha1.Acceleration) (Candidate, bool) {
+	out := Candidate{Profile: profile}
+	found, worst := false, math.Inf(-1)
+	for i := range cells {
+		c := &cells[i]
+		if c.Profile != profile || c.Acceleration != acc {
+			continue
+		}
+		found = true
+		out.Rank, out.Preference = c.Rank, preference(spec, c)
+		switch {
+		case c.State == v1alpha1.CellPruned:
+			return Candidate{}, false // listed with the pruned cells instead
+		case c.State == v1alpha1.CellFailed:
+			out.Why = fmt.Sprintf("cell %s failed: %s", c.Name, c.Reason)
+		case len(c.Runs) == 0:
+			out.Why = fmt.Sprintf("cell %s has no valid repetition", c.Name)
+		}
+		if out.Why != "" {
+			return out, true
+		}
+		overhead := 0.0
+		if profile != spec.Matrix.Baseline {
+			cmp := reports[i].Comparison
+			if cmp == nil {
+				out.Why = fmt.Sprintf("cell %s has no baseline to compare with", c.Name)
+				return out, true
+			}
+			overhead = cmp.Overhead
+		}
+		if overhead > worst {
+			worst, out.WorstOverhead, out.Cell, out.Nodes = overhead, overhead, c.Name, c.Nodes
+		}
+	}
+	return out, found
+}
+
+// reason is the sentence a person checks against the report's tables.
+func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Candidate, all []Candidate, reports []CellReport) string {
+	where := "with hardware AES"
+	if acc == v1alpha1.AccelerationEmulatedOff {
+		where = "with AES acceleration emulated off"
+	}
+	ranked := fmt.Sprintf("rank %d", w.Rank)
+	if len(spec.Decision.PreferenceOrder) > 0 {
+		ranked = "preference " + strconv.Itoa(len(spec.Decision.PreferenceOrder)-int(w.Preference)+1)
+	}
+	var s string
+	if w.Profile == spec.Matrix.Baseline {
+		s = fmt.Sprintf("%s (%s) is the baseline itself: no other measured profile met the rule", w.Profile, ranked)
+	} else {
+		s = fmt.Sprintf("%s (%s) costs %s%% throughput%s at worst (cell %s, %s)", w.Profile, ranked, percent(w.WorstOverhead), interval(reports, w.Cell), w.Cell, where)
+	}
+	switch spec.Decision.Objective {
+	case v1alpha1.ObjectiveBestThroughputAboveRank:
+		s += "; it is the fastest profile at or above the minimum rank"
+	default:
+		s += fmt.Sprintf("; it is the most preferred profile within the %s%% overhead budget", percent(budgetOf(spec)))
+	}
+	for _, c := range all {
+		if !c.Eligible && c.Preference > w.Preference {
+			s += fmt.Sprintf("; %s ranks higher but %s", c.Profile, c.Why)
+			break
+		}
+	}
+	return s + "."
+}
+
+func interval(reports []CellReport, cell string) string {
+	i := slices.IndexFunc(reports, func(r CellReport) bool { return r.Name == cell })
+	if i < 0 || reports[i].Comparison == nil || !reports[i].Comparison.HasCI {
+		return ""
+	}
+	ci := reports[i].Comparison.CI
+	return fmt.Sprintf(" (95%% CI %s..%s%%)", percent(ci.Low), percent(ci.High))
+}

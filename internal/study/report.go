@@ -1,0 +1,243 @@
+package study
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/stats"
+)
+
+// Keys of the report ConfigMap.
+const (
+	ReportMarkdownKey = "report.md"
+	ReportJSONKey     = "report.json"
+)
+
+// ReportConfigMapName of a study.
+func ReportConfigMapName(study string) string { return study + "-report" }
+
+// Report is the machine-readable result of a study (report.json); Markdown and Text render it
+// for people.
+type Report struct {
+	Study          string                   `json:"study"`
+	Engine         string                   `json:"engine"`
+	Baseline       string                   `json:"baseline"`
+	Workload       string                   `json:"workload"`
+	Repetitions    int                      `json:"repetitions"`
+	Seed           int64                    `json:"seed"`
+	Phase          string                   `json:"phase,omitempty"`
+	Cells          []CellReport             `json:"cells"`
+	Candidates     []Candidate              `json:"candidates,omitempty"`
+	ParetoFrontier []string                 `json:"paretoFrontier,omitempty"`
+	Recommendation *v1alpha1.Recommendation `json:"recommendation,omitempty"`
+	// DecidingAcceleration: the cells the recommendation rests on.
+	DecidingAcceleration string  `json:"decidingAcceleration,omitempty"`
+	Currency             string  `json:"currency,omitempty"`
+	PricePerNodeHour     float64 `json:"pricePerNodeHour,omitempty"`
+	Method               string  `json:"method"`
+}
+
+// CellReport is one cell with its raw repetitions and statistics.
+type CellReport struct {
+	Name                 string            `json:"name"`
+	Profile              string            `json:"profile"`
+	Acceleration         string            `json:"acceleration"`
+	Nodes                int32             `json:"nodes"`
+	Rank                 int32             `json:"rank"`
+	State                string            `json:"state"`
+	Reason               string            `json:"reason,omitempty"`
+	Runs                 []int64           `json:"runsOpsPerSec"`
+	MedianThroughput     int64             `json:"medianThroughputOpsPerSec,omitempty"`
+	ThroughputCI         *stats.Interval   `json:"throughputCI95,omitempty"`
+	Comparison           *stats.Comparison `json:"comparison,omitempty"`
+	ExtraNodesFraction   *float64          `json:"extraNodesFraction,omitempty"`
+	P99Micros            int64             `json:"p99Micros,omitempty"`
+	ClientCPUMicrosPerOp *float64          `json:"clientCPUMicrosPerOp,omitempty"`
+}
+
+func cellReport(c *v1alpha1.StudyCell) CellReport {
+	r := CellReport{Name: c.Name, Profile: c.Profile, Acceleration: string(c.Acceleration), Nodes: c.Nodes,
+		Rank: c.Rank, State: string(c.State), Reason: c.Reason, Runs: []int64{}}
+	for _, run := range c.Runs {
+		r.Runs = append(r.Runs, run.ThroughputOpsPerSec)
+	}
+	return r
+}
+
+// JSON of the report, indented for kubectl readers.
+func (r Report) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// ParseReport reads report.json.
+func ParseReport(b []byte) (Report, error) {
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Report{}, fmt.Errorf("report.json: %w", err)
+	}
+	return r, nil
+}
+
+// Markdown renders the report's tables.
+func (r Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# TradeoffStudy %s\n\n", r.Study)
+	fmt.Fprintf(&b, "%s, %s, %d repetitions per cell in randomized interleaved order (seed %d). Baseline: %s.\n\n",
+		r.Engine, r.Workload, r.Repetitions, r.Seed, r.Baseline)
+	b.WriteString("## Recommendation\n\n")
+	b.WriteString(r.recommendationText() + "\n\n")
+
+	b.WriteString("## Cells\n\n")
+	b.WriteString("| Cell | Profile | Acceleration | Nodes | Rank | State | Runs (ops/s) | Median ops/s | 95% CI | Overhead | 95% CI | p | Meaningful | p99 ms | Client CPU µs/op | Extra nodes |\n")
+	b.WriteString("|---|---|---|---:|---:|---|---|---:|---|---:|---|---:|---|---:|---:|---:|\n")
+	for _, c := range r.Cells {
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			c.Name, c.Profile, c.Acceleration, c.Nodes, c.Rank, c.State, runs(c.Runs), orDash(c.MedianThroughput),
+			throughputCI(c), overhead(c), overheadCI(c), pValue(c), meaningful(c), millis(c.P99Micros), cpu(c), extraNodes(c))
+	}
+	if notes := r.notes(); notes != "" {
+		b.WriteString("\n" + notes)
+	}
+	if len(r.Candidates) > 0 {
+		b.WriteString("\n## Decision\n\n| Profile | Rank | Worst overhead | Cell | Decision |\n|---|---:|---:|---|---|\n")
+		for _, c := range r.Candidates {
+			worst := "–"
+			if c.Cell != "" {
+				worst = percent(c.WorstOverhead) + "%"
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", c.Profile, c.Rank, worst, orDashString(c.Cell), c.Why)
+		}
+	}
+	if len(r.ParetoFrontier) > 0 {
+		fmt.Fprintf(&b, "\n## Pareto frontier\n\nNot dominated in (security rank, throughput) at their acceleration and size: %s.\n", strings.Join(r.ParetoFrontier, ", "))
+	}
+	fmt.Fprintf(&b, "\n## Method\n\n%s\n", r.Method)
+	return b.String()
+}
+
+func (r Report) recommendationText() string {
+	rec := r.Recommendation
+	if rec == nil {
+		return "No recommendation: no measured profile meets the decision rule (see Decision)."
+	}
+	s := fmt.Sprintf("**Recommended: %s.** %s", rec.Profile, rec.Reason)
+	if rec.ExtraNodesPercent != "" {
+		s += fmt.Sprintf(" Cost of security: +%s%% nodes to restore baseline throughput", rec.ExtraNodesPercent)
+		if rec.ExtraCostPerHour != "" {
+			s += fmt.Sprintf(", %s %s per hour at %s %s per node-hour", rec.ExtraCostPerHour, r.Currency, strconv.FormatFloat(r.PricePerNodeHour, 'f', -1, 64), r.Currency)
+		}
+		s += "."
+	}
+	return s
+}
+
+// notes lists why cells were pruned or failed.
+func (r Report) notes() string {
+	var b strings.Builder
+	for _, c := range r.Cells {
+		if c.Reason != "" {
+			fmt.Fprintf(&b, "- %s %s: %s\n", c.Name, strings.ToLower(c.State), c.Reason)
+		}
+	}
+	return b.String()
+}
+
+func runs(v []int64) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+func orDash(v int64) string {
+	if v == 0 {
+		return "–"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func orDashString(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func throughputCI(c CellReport) string {
+	switch {
+	case c.ThroughputCI != nil:
+		return fmt.Sprintf("%.0f..%.0f", c.ThroughputCI.Low, c.ThroughputCI.High)
+	case len(c.Runs) > 0:
+		return "needs 6 runs"
+	}
+	return "–"
+}
+
+func overhead(c CellReport) string {
+	if c.Comparison == nil {
+		return "–"
+	}
+	return percent(c.Comparison.Overhead) + "%"
+}
+
+func overheadCI(c CellReport) string {
+	switch {
+	case c.Comparison == nil:
+		return "–"
+	case !c.Comparison.HasCI:
+		return "needs more runs"
+	}
+	return percent(c.Comparison.CI.Low) + ".." + percent(c.Comparison.CI.High) + "%"
+}
+
+func pValue(c CellReport) string {
+	if c.Comparison == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(c.Comparison.Test.P, 'f', 4, 64)
+}
+
+func meaningful(c CellReport) string {
+	switch {
+	case c.Comparison == nil:
+		return "–"
+	case c.Comparison.Meaningful:
+		return "yes"
+	case c.Comparison.Significant:
+		return "no (under 2%)"
+	}
+	return "no (not significant)"
+}
+
+func millis(us int64) string {
+	if us == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(float64(us)/1000, 'f', 2, 64)
+}
+
+func cpu(c CellReport) string {
+	if c.ClientCPUMicrosPerOp == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*c.ClientCPUMicrosPerOp, 'f', 1, 64)
+}
+
+func extraNodes(c CellReport) string {
+	if c.ExtraNodesFraction == nil {
+		return "–"
+	}
+	if math.IsInf(*c.ExtraNodesFraction, 1) {
+		return "∞"
+	}
+	if *c.ExtraNodesFraction > 0 {
+		return "+" + percent(*c.ExtraNodesFraction) + "%"
+	}
+	return strconv.FormatFloat(100**c.ExtraNodesFraction, 'f', 1, 64) + "%"
+}

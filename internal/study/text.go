@@ -1,0 +1,78 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// chartWidth is the width of the overhead bars in characters.
+const chartWidth = 40
+
+// Text renders the report for a terminal: per acceleration and cluster size, a bar of each
+// profile's overhead against the baseline with its 95% interval drawn as [ ], and the
+// recommendation marked.
+func (r Report) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TradeoffStudy %s: %s, %s, %d repetitions per cell (seed %d)\n", r.Study, r.Engine, r.Workload, r.Repetitions, r.Seed)
+	scale := r.scale()
+	fmt.Fprintf(&b, "Throughput overhead against %s, 95%% CI as [ ]; full width is %s%%\n", r.Baseline, percent(scale))
+	group := ""
+	for _, c := range r.Cells {
+		if g := fmt.Sprintf("%s, %d nodes", c.Acceleration, c.Nodes); g != group {
+			group = g
+			fmt.Fprintf(&b, "\n%s\n", g)
+		}
+		fmt.Fprintf(&b, "  %-24s %s\n", c.Profile, r.line(c, scale))
+	}
+	fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(r.recommendationText(), "**", ""))
+	return b.String()
+}
+
+// scale is the overhead the full bar width stands for: the largest upper bound, at least 10%.
+func (r Report) scale() float64 {
+	s := 0.1
+	for _, c := range r.Cells {
+		if c.Comparison == nil {
+			continue
+		}
+		s = math.Max(s, c.Comparison.Overhead)
+		if c.Comparison.HasCI {
+			s = math.Max(s, c.Comparison.CI.High)
+		}
+	}
+	return s
+}
+
+func (r Report) line(c CellReport, scale float64) string {
+	mark := ""
+	if r.Recommendation != nil && r.Recommendation.Profile == c.Profile && r.DecidingAcceleration == c.Acceleration {
+		mark = "  <== recommended"
+	}
+	switch {
+	case c.Profile == r.Baseline && len(c.Runs) > 0:
+		return fmt.Sprintf("%-*s baseline, %d ops/s%s", chartWidth+2, "|", c.MedianThroughput, mark)
+	case c.Comparison == nil:
+		state := strings.ToLower(c.State)
+		if c.Reason != "" {
+			state += ": " + c.Reason
+		}
+		return fmt.Sprintf("%-*s %s", chartWidth+2, "|", state)
+	}
+	cmp := c.Comparison
+	pos := func(f float64) int { return min(chartWidth, max(0, int(math.Round(f/scale*chartWidth)))) }
+	bar := []rune(strings.Repeat("=", pos(cmp.Overhead)) + strings.Repeat(" ", chartWidth+1-pos(cmp.Overhead)))
+	ci := ""
+	if cmp.HasCI {
+		bar[pos(cmp.CI.Low)], bar[pos(cmp.CI.High)] = '[', ']'
+		ci = fmt.Sprintf(" (%s..%s)", percent(cmp.CI.Low), percent(cmp.CI.High))
+	}
+	verdict := "not significant"
+	switch {
+	case cmp.Meaningful:
+		verdict = "meaningful"
+	case cmp.Significant:
+		verdict = "significant, under 2%"
+	}
+	return fmt.Sprintf("|%s %5s%%%s p=%.4f %s%s", string(bar), percent(cmp.Overhead), ci, cmp.Test.P, verdict, mark)
+}
