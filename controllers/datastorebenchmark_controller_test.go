@@ -52,11 +52,33 @@ func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
 		g.Expect(c.Message).To(ContainSubstring("st-test-plain, st-test-tls"))
 	}).Should(Succeed())
 
-	// Creating the profiles clears the study's complaint through the profile watch.
+	// Creating the profiles lets the study plan, through the profile watch.
 	create(t, tls13Profile("st-test-plain"))
 	create(t, tls13Profile("st-test-tls"))
 	g.Eventually(func(g Gomega) {
-		g.Expect(condition(get(g, s).Status.Conditions, v1alpha1.ConditionReady).Reason).To(Equal("NotImplemented"))
+		st := get(g, s)
+		g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionReady).Reason).To(Equal("Planned"))
+		g.Expect(st.Status.Cells).To(HaveLen(2))
+		g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring("waits for datastore missing-profiles-c"))
+	}).Should(Succeed())
+	g.Eventually(func() error {
+		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "missing-profiles-c1"}, &v1alpha1.SecuredDatastore{})
+	}).Should(Succeed(), "every cell gets its datastore")
+
+	// Cancelled before any repetition: the datastores go, the (empty) report stays.
+	st := get(g, s)
+	st.Spec.Cancel = true
+	g.Expect(env.Client.Update(context.Background(), st)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		st := get(g, s)
+		g.Expect(st.Status.Phase).To(Equal(v1alpha1.StudyCancelled))
+		g.Expect(condition(st.Status.Conditions, ConditionComplete).Message).To(ContainSubstring("cancelled by spec.cancel; no profile meets the decision rule"))
+		g.Expect(st.Status.ReportConfigMap).To(Equal("missing-profiles-report"))
+		for _, name := range []string{"missing-profiles-c0", "missing-profiles-c1"} {
+			ds := &v1alpha1.SecuredDatastore{}
+			err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, ds)
+			g.Expect(apierrors.IsNotFound(err) || ds.DeletionTimestamp != nil).To(BeTrue(), "datastore %s is deleted", name)
+		}
 	}).Should(Succeed())
 }
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -36,8 +37,76 @@ var (
 	}, benchmarkLabels)
 )
 
+// Study series, one per measured cell; bounds of 95% intervals are series of their own so a
+// dashboard can draw them as a band.
+var (
+	studyLabels = []string{"namespace", "study", "engine", "profile", "acceleration", "nodes", "workload"}
+	studyGauge  = func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "secured_datastore_study_" + name, Help: help}, studyLabels)
+	}
+	studyThroughput       = studyGauge("throughput_ops", "Median throughput of a study cell over its valid repetitions.")
+	studyThroughputLow    = studyGauge("throughput_ops_ci_low", "Lower bound of the 95% confidence interval of a cell's median throughput (from 6 repetitions).")
+	studyThroughputHigh   = studyGauge("throughput_ops_ci_high", "Upper bound of the 95% confidence interval of a cell's median throughput (from 6 repetitions).")
+	studyOverhead         = studyGauge("overhead_ratio", "Throughput lost against the baseline of the same acceleration and size (0.2 = 20%; negative = faster).")
+	studyOverheadLow      = studyGauge("overhead_ratio_ci_low", "Lower bound of the 95% confidence interval of a cell's overhead.")
+	studyOverheadHigh     = studyGauge("overhead_ratio_ci_high", "Upper bound of the 95% confidence interval of a cell's overhead.")
+	studyP99              = studyGauge("p99_latency_seconds", "Median over repetitions of a cell's p99 latency (slowest operation type).")
+	studyRecommendedCells = studyGauge("recommended", "1 for the cells of the recommended profile, 0 for the others.")
+	studyGauges           = []*prometheus.GaugeVec{studyThroughput, studyThroughputLow, studyThroughputHigh, studyOverhead, studyOverheadLow, studyOverheadHigh, studyP99, studyRecommendedCells}
+)
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(encryptionVerified, probeDuration, benchmarkRunOps, benchmarkRunLatency, benchmarkMedianOps)
+	for _, g := range studyGauges {
+		ctrlmetrics.Registry.MustRegister(g)
+	}
+}
+
+// publishStudy exports a study's per-cell results from its status.
+func publishStudy(st *v1alpha1.TradeoffStudy) {
+	workload := string(st.Spec.Workload.Preset)
+	if st.Spec.Workload.Proportions != nil || workload == "" {
+		workload = "custom"
+	}
+	for _, c := range st.Status.Cells {
+		if c.RunsDone == 0 {
+			continue
+		}
+		l := []string{st.Namespace, st.Name, string(st.Spec.Template.Engine), c.Profile, string(c.Acceleration), strconv.Itoa(int(c.Nodes)), workload}
+		studyThroughput.WithLabelValues(l...).Set(float64(c.MedianThroughputOpsPerSec))
+		setRange(studyThroughputLow, studyThroughputHigh, l, c.ThroughputCI95, 1)
+		if v, err := strconv.ParseFloat(c.OverheadPercent, 64); err == nil {
+			studyOverhead.WithLabelValues(l...).Set(v / 100)
+		}
+		setRange(studyOverheadLow, studyOverheadHigh, l, c.OverheadCI95, 0.01)
+		studyP99.WithLabelValues(l...).Set(float64(c.P99Micros) / 1e6)
+		recommended := 0.0
+		if rec := st.Status.Recommendation; rec != nil && rec.Profile == c.Profile {
+			recommended = 1
+		}
+		studyRecommendedCells.WithLabelValues(l...).Set(recommended)
+	}
+}
+
+// setRange sets two gauges from a "low..high" status string, scaled.
+func setRange(low, high *prometheus.GaugeVec, labels []string, r string, scale float64) {
+	lo, hi, ok := strings.Cut(r, "..")
+	if !ok {
+		return
+	}
+	l, errL := strconv.ParseFloat(lo, 64)
+	h, errH := strconv.ParseFloat(hi, 64)
+	if errL == nil && errH == nil {
+		low.WithLabelValues(labels...).Set(l * scale)
+		high.WithLabelValues(labels...).Set(h * scale)
+	}
+}
+
+// forgetStudy drops the series of a study that no longer exists.
+func forgetStudy(namespace, name string) {
+	for _, g := range studyGauges {
+		g.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "study": name})
+	}
 }
 
 // forgetMetrics drops the series of a datastore that no longer exists.

@@ -94,12 +94,12 @@ func ownedBy(g Gomega, ds *v1alpha1.SecuredDatastore, obj client.Object) {
 	g.Expect(*ref.BlockOwnerDeletion).To(BeTrue())
 }
 
-func eventNotes(g Gomega, ds *v1alpha1.SecuredDatastore, reason string) []string {
+func eventNotes(g Gomega, obj client.Object, reason string) []string {
 	var list eventsv1.EventList
-	g.Expect(env.Client.List(context.Background(), &list, client.InNamespace(ds.Namespace))).To(Succeed())
+	g.Expect(env.Client.List(context.Background(), &list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
 	var notes []string
 	for _, e := range list.Items {
-		if e.Regarding.Name == ds.Name && e.Reason == reason {
+		if e.Regarding.Name == obj.GetName() && e.Reason == reason {
 			notes = append(notes, e.Note)
 		}
 	}

@@ -39,5 +39,5 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := (&DatastoreBenchmarkReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(name), Options: opts}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return (&TradeoffStudyReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr)
+	return (&TradeoffStudyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(name)}).SetupWithManager(mgr)
 }

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -27,35 +30,65 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	// The controllers run with the generated RBAC, not as envtest's administrator.
-	cfg, err := env.OperatorConfig(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = env.Stop()
-		os.Exit(1)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Client: ClientOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err == nil {
-		err = SetupWithManager(ctx, mgr, testOptions)
+	if operator.config, err = env.OperatorConfig(context.Background()); err == nil {
+		err = startOperator()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		_ = env.Stop()
 		os.Exit(1)
 	}
-	done := make(chan error)
-	go func() { done <- mgr.Start(ctx) }()
-
 	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stopOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 	}
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 	}
 	os.Exit(code)
+}
+
+// operator is the running manager, so a test can restart it.
+var operator struct {
+	config *rest.Config
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startOperator runs the operator's controllers in a manager.
+func startOperator() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	// A restarted manager registers the same controller names again.
+	mgr, err := ctrl.NewManager(operator.config, ctrl.Options{Scheme: env.Scheme, Cache: CacheOptions(), Client: ClientOptions(),
+		Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err == nil {
+		err = SetupWithManager(ctx, mgr, testOptions)
+	}
+	if err != nil {
+		cancel()
+		return err
+	}
+	operator.cancel, operator.done = cancel, make(chan error, 1)
+	go func() { operator.done <- mgr.Start(ctx) }()
+	return nil
+}
+
+func stopOperator() error {
+	operator.cancel()
+	return <-operator.done
+}
+
+// restartOperator stops the manager and starts a new one: nothing survives but what the API
+// server holds, as when the operator's pod is replaced.
+func restartOperator(t *testing.T) {
+	t.Helper()
+	if err := stopOperator(); err != nil {
+		t.Fatalf("stopping the operator: %v", err)
+	}
+	if err := startOperator(); err != nil {
+		t.Fatalf("starting the operator again: %v", err)
+	}
 }
 
 func init() {

@@ -2,14 +2,18 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,58 +22,364 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/study"
 )
 
-// TradeoffStudyReconciler reconciles TradeoffStudies. This version checks that every profile
-// of the matrix exists and reports that studies are not executed yet.
+// TradeoffStudyReconciler runs TradeoffStudies: it plans the cells (pruning by the
+// constraints), creates a datastore per cell, runs one benchmark repetition at a time in the
+// randomized interleaved schedule, analyses the results into status, a report ConfigMap and
+// metrics, and deletes what it created. Every piece of progress is in status: a restarted
+// operator resumes at status.nextRun.
 type TradeoffStudyReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads around the cache, before creating a benchmark.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// Now is the clock that seeds studies without spec.seed.
+	Now func() time.Time
+}
+
+// studyScope carries what one reconcile pass read and decided.
+type studyScope struct {
+	study   *v1alpha1.TradeoffStudy
+	requeue time.Duration
+	// finish: the study ended in this pass (all repetitions done, or cancelled).
+	finish bool
+	// waiting says what the study waits for, for the Progressing condition.
+	waiting string
 }
 
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=tradeoffstudies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=tradeoffstudies/status,verbs=get;patch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=encryptionprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch;create;patch;delete;deletecollection
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks,verbs=get;list;watch;create;patch;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch
 
 func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return reconcileOnce(ctx, r.Client, req.NamespacedName, &v1alpha1.TradeoffStudy{},
-		func(s *v1alpha1.TradeoffStudy) any { return s.Status },
-		func(s *v1alpha1.TradeoffStudy) error { return r.checkMatrix(ctx, s) })
+	st := &v1alpha1.TradeoffStudy{}
+	if err := r.Client.Get(ctx, req.NamespacedName, st); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetStudy(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := st.DeepCopy()
+	s := &studyScope{study: st}
+	err := r.phases(ctx, s)
+	if errors.Is(err, errStale) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	st.Status.ObservedGeneration = st.Generation
+	publishStudy(st)
+	if _, werr := patchStatus(ctx, r.Client, before, st, func(s *v1alpha1.TradeoffStudy) any { return s.Status }); werr != nil {
+		return requeueOnConflict(werr)
+	}
+	if err == nil && s.finish {
+		// Only once the final status is stored: a crash before it leaves the objects for the
+		// pass that finishes again.
+		err = r.cleanUp(ctx, st)
+	}
+	return ctrl.Result{RequeueAfter: s.requeue}, err
 }
 
-// checkMatrix reports whether every profile of the matrix exists.
-func (r *TradeoffStudyReconciler) checkMatrix(ctx context.Context, study *v1alpha1.TradeoffStudy) error {
-	st := &study.Status
-	st.ObservedGeneration = study.Generation
+func ended(p v1alpha1.StudyPhase) bool {
+	return p == v1alpha1.StudySucceeded || p == v1alpha1.StudyFailed || p == v1alpha1.StudyCancelled
+}
+
+// phases: plan, provision the cells, run the schedule, analyse.
+func (r *TradeoffStudyReconciler) phases(ctx context.Context, s *studyScope) error {
+	st := &s.study.Status
+	if ended(st.Phase) {
+		return nil // results are final; cleanUp ran after the final write
+	}
 	if st.Phase == "" {
 		st.Phase = v1alpha1.StudyPending
 	}
-
-	var missing []string
-	for _, name := range study.Spec.Matrix.Profiles {
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, &v1alpha1.EncryptionProfile{}); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return err
-			}
-			missing = append(missing, name)
+	if len(st.Cells) == 0 {
+		if planned, err := r.plan(ctx, s); err != nil || !planned {
+			return err
 		}
 	}
-	slices.Sort(missing)
-	reason, msg := "NotImplemented", "every profile of the matrix exists; this operator version does not execute studies yet"
-	if len(missing) > 0 {
-		reason = v1alpha1.ReasonProfileNotFound
-		msg = fmt.Sprintf("EncryptionProfiles %s do not exist: create them or remove them from spec.matrix.profiles", strings.Join(missing, ", "))
+	if s.study.Spec.Cancel {
+		return r.conclude(ctx, s, v1alpha1.StudyCancelled, "Cancelled", "cancelled by spec.cancel")
 	}
-	if setCondition(&st.Conditions, study.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) && len(missing) > 0 {
-		r.Recorder.Eventf(study, nil, "Warning", reason, "CheckMatrix", "%s", msg)
+	if err := r.provision(ctx, s); err != nil {
+		return err
+	}
+	if done, err := r.run(ctx, s); err != nil || !done {
+		r.summarize(s)
+		return err
+	}
+	return r.conclude(ctx, s, v1alpha1.StudySucceeded, "Succeeded", "every repetition ran")
+}
+
+// plan is steps 1 to 4: resolve the profiles, prune the matrix, fix seed and schedule.
+func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (bool, error) {
+	studyObj := s.study
+	profiles := map[string]study.Profile{}
+	var missing []string
+	for _, name := range studyObj.Spec.Matrix.Profiles {
+		var p v1alpha1.EncryptionProfile
+		switch err := r.Client.Get(ctx, types.NamespacedName{Name: name}, &p); {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, name)
+			continue
+		case err != nil:
+			return false, err
+		}
+		a := p.Status.Assessment
+		if a == nil || p.Status.ObservedGeneration != p.Generation {
+			// Pruning by a rank not computed yet would drop or keep the wrong cells.
+			s.requeue = 2 * time.Second
+			return false, nil
+		}
+		profiles[name] = study.Profile{Rank: a.Rank, Presets: a.SatisfiedPresets}
+	}
+	st := &studyObj.Status
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		msg := fmt.Sprintf("EncryptionProfiles %s do not exist: create them or remove them from spec.matrix.profiles", strings.Join(missing, ", "))
+		if setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonProfileNotFound, msg) {
+			r.Recorder.Eventf(studyObj, nil, "Warning", v1alpha1.ReasonProfileNotFound, "Plan", "%s", msg)
+		}
+		return false, nil
+	}
+	if st.Seed == nil {
+		st.Seed = studyObj.Spec.Seed
+		if st.Seed == nil {
+			st.Seed = ptr.To(r.Now().UnixNano())
+		}
+	}
+	st.Cells = study.Cells(studyObj.Name, &studyObj.Spec, profiles)
+	st.Schedule = study.Schedule(st.Cells, study.Repetitions(&studyObj.Spec), *st.Seed)
+	st.NextRun, st.Phase = 0, v1alpha1.StudyRunning
+	pruned := len(st.Cells) - countCells(st.Cells, func(c *v1alpha1.StudyCell) bool { return c.State != v1alpha1.CellPruned })
+	msg := fmt.Sprintf("%d cells (%d pruned by the constraints), %d repetitions in randomized interleaved order, seed %d",
+		len(st.Cells), pruned, len(st.Schedule), *st.Seed)
+	setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "Planned", msg)
+	r.Recorder.Eventf(studyObj, nil, "Normal", "Planned", "Plan", "%s", msg)
+	return true, nil
+}
+
+func countCells(cells []v1alpha1.StudyCell, keep func(*v1alpha1.StudyCell) bool) int {
+	n := 0
+	for i := range cells {
+		if keep(&cells[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// provision creates the datastore of every live cell and moves the cell on when the datastore
+// is Ready and its wire matches its profile. A wire that differs fails the cell: a study never
+// measures a profile the wire does not carry.
+func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) error {
+	for i := range s.study.Status.Cells {
+		cell := &s.study.Status.Cells[i]
+		if cell.State != v1alpha1.CellPending && cell.State != v1alpha1.CellProvisioning && cell.State != v1alpha1.CellMeasuring {
+			continue
+		}
+		if _, err := applyOwned(ctx, r.Client, s.study, study.Datastore(s.study, cell)); err != nil {
+			return err
+		}
+		var ds v1alpha1.SecuredDatastore
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.study.Namespace, Name: cell.Datastore}, &ds); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // not in the cache yet; its creation event brings us back
+			}
+			return err
+		}
+		r.observeCell(s, cell, &ds)
 	}
 	return nil
 }
 
-// SetupWithManager registers the reconciler.
+func (r *TradeoffStudyReconciler) observeCell(s *studyScope, cell *v1alpha1.StudyCell, ds *v1alpha1.SecuredDatastore) {
+	conds := ds.Status.Conditions
+	verified := findCondition(conds, v1alpha1.ConditionEncryptionVerified)
+	fail := func(reason string) {
+		cell.State, cell.Reason = v1alpha1.CellFailed, reason
+		r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Provision", "cell %s: %s", cell.Name, reason)
+	}
+	switch {
+	case isFalse(conds, v1alpha1.ConditionProfileResolved):
+		fail("its profile does not resolve for this datastore: " + findCondition(conds, v1alpha1.ConditionProfileResolved).Message)
+	case !isTrue(conds, v1alpha1.ConditionReady):
+		if cell.State == v1alpha1.CellPending {
+			cell.State = v1alpha1.CellProvisioning
+		}
+	case verified.Status == metav1.ConditionFalse && verified.Reason != "Unreachable":
+		fail(fmt.Sprintf("the wire does not match the profile (EncryptionVerified=False %s: %s)", verified.Reason, verified.Message))
+	case verified.Status == metav1.ConditionTrue && cell.State != v1alpha1.CellMeasuring:
+		cell.State = v1alpha1.CellMeasuring
+		r.Recorder.Eventf(s.study, nil, "Normal", "CellReady", "Provision", "cell %s: datastore %s is Ready and its wire verified", cell.Name, ds.Name)
+	}
+}
+
+func findCondition(conds []metav1.Condition, typ string) metav1.Condition {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{Type: typ, Status: metav1.ConditionUnknown}
+}
+
+// run works through the schedule from status.nextRun, one repetition at a time so runs never
+// compete for the machine. It reports done when the schedule is exhausted.
+func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (bool, error) {
+	st := &s.study.Status
+	for int(st.NextRun) < len(st.Schedule) {
+		cell := cellNamed(st.Cells, st.Schedule[st.NextRun])
+		if cell == nil || cell.State == v1alpha1.CellFailed {
+			st.NextRun++ // a failed cell's remaining repetitions are skipped
+			continue
+		}
+		want := study.Benchmark(s.study, cell, study.Repetition(st.Schedule, int(st.NextRun)))
+		var b v1alpha1.DatastoreBenchmark
+		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &b); {
+		case apierrors.IsNotFound(err):
+			if s.study.Spec.Paused {
+				s.waiting = "paused before repetition " + position(st)
+				return false, nil
+			}
+			if cell.State != v1alpha1.CellMeasuring {
+				// Its status change brings us back.
+				s.waiting = fmt.Sprintf("repetition %s waits for datastore %s of cell %s to be Ready and verified", position(st), cell.Datastore, cell.Name)
+				return false, nil
+			}
+			return false, r.startRepetition(ctx, s, want)
+		case err != nil:
+			return false, err
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkSucceeded:
+			if run, ok := study.Run(&b); ok {
+				cell.Runs = append(cell.Runs, run)
+			}
+			if countScheduled(st.Schedule, cell.Name) == len(cell.Runs) {
+				cell.State = v1alpha1.CellDone
+			}
+		case v1alpha1.BenchmarkFailed:
+			cell.State = v1alpha1.CellFailed
+			cell.Reason = fmt.Sprintf("benchmark %s failed: %s", b.Name, findCondition(b.Status.Conditions, ConditionComplete).Message)
+			r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Run", "cell %s: %s", cell.Name, cell.Reason)
+		default:
+			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name, b.Status.Phase)
+			return false, nil // its status change brings us back
+		}
+		st.NextRun++
+	}
+	return true, nil
+}
+
+// startRepetition creates the benchmark of status.nextRun, but only from the API server's
+// current study: a study read from a cache that has not seen our last status write would
+// start again a repetition already recorded.
+func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyScope, b *v1alpha1.DatastoreBenchmark) error {
+	var live v1alpha1.TradeoffStudy
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.study), &live); err != nil {
+		return err
+	}
+	if live.ResourceVersion != s.study.ResourceVersion {
+		return errStale
+	}
+	if _, err := applyOwned(ctx, r.Client, s.study, b); err != nil {
+		return err
+	}
+	st := s.study.Status
+	r.Recorder.Eventf(s.study, nil, "Normal", "RepetitionStarted", "Run", "repetition %d of %d: %s (benchmark %s)",
+		st.NextRun+1, len(st.Schedule), st.Schedule[st.NextRun], b.Name)
+	return nil
+}
+
+func position(st *v1alpha1.TradeoffStudyStatus) string {
+	return fmt.Sprintf("%d of %d", st.NextRun+1, len(st.Schedule))
+}
+
+func cellNamed(cells []v1alpha1.StudyCell, name string) *v1alpha1.StudyCell {
+	if i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == name }); i >= 0 {
+		return &cells[i]
+	}
+	return nil
+}
+
+func countScheduled(schedule []string, cell string) int {
+	n := 0
+	for _, c := range schedule {
+		if c == cell {
+			n++
+		}
+	}
+	return n
+}
+
+// summarize refreshes the running study's statistics and phase, so partial results are
+// readable while it runs.
+func (r *TradeoffStudyReconciler) summarize(s *studyScope) {
+	st := &s.study.Status
+	if st.Phase != v1alpha1.StudyRunning && st.Phase != v1alpha1.StudyPaused {
+		return
+	}
+	a := study.Analyze(s.study.Name, &s.study.Spec, ptr.Deref(st.Seed, 0), st.Cells)
+	st.Cells, st.ParetoFrontier = a.Cells, a.ParetoFrontier
+	st.Phase = v1alpha1.StudyRunning
+	if s.study.Spec.Paused {
+		st.Phase = v1alpha1.StudyPaused
+	}
+	if s.waiting != "" {
+		setCondition(&st.Conditions, s.study.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, string(st.Phase), s.waiting)
+	}
+}
+
+// conclude is step 6: the analysis into status, the report ConfigMap and an event; cleanUp
+// follows once this is stored.
+func (r *TradeoffStudyReconciler) conclude(ctx context.Context, s *studyScope, phase v1alpha1.StudyPhase, reason, why string) error {
+	st := &s.study.Status
+	a := study.Analyze(s.study.Name, &s.study.Spec, ptr.Deref(st.Seed, 0), st.Cells)
+	a.Report.Phase = string(phase)
+	cm, err := study.ReportConfigMap(s.study, a.Report)
+	if err != nil {
+		return err
+	}
+	if _, err := applyOwned(ctx, r.Client, s.study, cm); err != nil {
+		return err
+	}
+	st.Cells, st.ParetoFrontier, st.Recommendation, st.ReportConfigMap = a.Cells, a.ParetoFrontier, a.Recommendation, cm.Name
+	st.Phase, s.finish = phase, true
+	msg := why + "; no profile meets the decision rule (see the report)"
+	if rec := a.Recommendation; rec != nil {
+		msg = fmt.Sprintf("%s; recommended %s: %s", why, rec.Profile, rec.Reason)
+	}
+	msg += fmt.Sprintf(" Report: ConfigMap %s.", cm.Name)
+	setCondition(&st.Conditions, s.study.Generation, ConditionComplete, metav1.ConditionTrue, reason, msg)
+	setCondition(&st.Conditions, s.study.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, why)
+	r.Recorder.Eventf(s.study, nil, "Normal", reason, "Analyze", "%s", msg)
+	return nil
+}
+
+// cleanUp deletes the datastores and benchmarks the study created; the report stays.
+func (r *TradeoffStudyReconciler) cleanUp(ctx context.Context, st *v1alpha1.TradeoffStudy) error {
+	opts := []client.DeleteAllOfOption{client.InNamespace(st.Namespace), client.MatchingLabels{study.StudyLabel: st.Name}}
+	if err := r.Client.DeleteAllOf(ctx, &v1alpha1.DatastoreBenchmark{}, opts...); err != nil {
+		return err
+	}
+	return r.Client.DeleteAllOf(ctx, &v1alpha1.SecuredDatastore{}, opts...)
+}
+
+// SetupWithManager registers the reconciler: it follows the datastores and benchmarks it
+// created and the profiles its studies wait for.
 func (r *TradeoffStudyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TradeoffStudy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&v1alpha1.SecuredDatastore{}).
+		Owns(&v1alpha1.DatastoreBenchmark{}).
+		Owns(&corev1.ConfigMap{}).
 		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.studiesUsingProfile),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("tradeoffstudy").

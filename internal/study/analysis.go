@@ -176,3 +176,5 @@ func currency(c *v1alpha1.StudyCost) string {
 	}
 	return c.Currency
 }
+
+func decimal(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }

@@ -1,0 +1,230 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/dataplane"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/study"
+	"secured.dev/operator/internal/testpki"
+)
+
+func plaintextProfile(name string) *v1alpha1.EncryptionProfile {
+	off := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
+	return &v1alpha1.EncryptionProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.EncryptionProfileSpec{EncryptionSettings: v1alpha1.EncryptionSettings{
+			ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: off},
+			NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: off},
+		}},
+	}
+}
+
+// serveCell gives a study cell's datastore a real Cassandra node: the study created the
+// datastore, the test plays kubelet and cert-manager for it.
+func serveCell(t *testing.T, name, address string, jmx int) {
+	t.Helper()
+	g := NewWithT(t)
+	ds := &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	var enc v1alpha1.EffectiveEncryption
+	g.Eventually(func(g Gomega) {
+		st := get(g, ds).Status.Encryption
+		g.Expect(st).NotTo(BeNil())
+		g.Expect(st.Effective).NotTo(BeNil())
+		enc = *st.Effective
+	}, 30*time.Second).Should(Succeed())
+	tls := enc.ClientToNode.Mode != v1alpha1.ChannelDisabled || enc.NodeToNode.Mode != v1alpha1.ChannelDisabled
+	node := dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc)}
+	if tls {
+		node.CA = testpki.New(t)
+	}
+	dataplane.StartCassandra(t, node)
+	if tls {
+		issueCertificate(t, ds, 1)
+	}
+	rollOut(t, ds)
+	runningPod(t, ds, 0, address)
+}
+
+func getStudy(g Gomega, name string) *v1alpha1.TradeoffStudy {
+	return get(g, &v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
+}
+
+func cellOf(g Gomega, st *v1alpha1.TradeoffStudy, name string) v1alpha1.StudyCell {
+	i := slices.IndexFunc(st.Status.Cells, func(c v1alpha1.StudyCell) bool { return c.Name == name })
+	g.Expect(i).NotTo(Equal(-1), "cell %s", name)
+	return st.Status.Cells[i]
+}
+
+// finishRepetition plays the k6 clients of the study's current repetition: the benchmark
+// controller creates the Jobs, the test writes what the pods would report.
+func finishRepetition(t *testing.T, g Gomega, st *v1alpha1.TradeoffStudy, ops map[string]int64) string {
+	t.Helper()
+	pos := int(st.Status.NextRun)
+	name := st.Status.Schedule[pos]
+	cell := cellOf(g, st, name)
+	k := study.Repetition(st.Status.Schedule, pos)
+	bench := study.BenchmarkName(cell.Datastore, k)
+	if k == 0 {
+		finishJob(t, g, bench+"-load", 0, summaryJSON(t, "load", 1000, 0))
+	}
+	finishJob(t, g, bench+"-run-0", 0, summaryJSON(t, "run", ops[name]+int64(40*k), 0))
+	return name
+}
+
+// A study of three profiles (and one pruned) on real Cassandra nodes: the cell whose wire
+// drifts from its profile fails instead of being measured, the others run in the planned
+// interleaved order through a pause and an operator restart, and the analysis recommends
+// the TLS profile at its measured overhead.
+func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
+	g := NewWithT(t)
+	create(t, plaintextProfile("st-plain"))
+	create(t, tls13Profile("st-tls", "TLS_AES_128_GCM_SHA256"))
+	drift := tls13Profile("st-drift", "TLS_AES_128_GCM_SHA256")
+	drift.Spec.ClientToNode.TLS.Engine, drift.Spec.NodeToNode.TLS.Engine = v1alpha1.TLSEngineOpenSSL, v1alpha1.TLSEngineOpenSSL
+	create(t, drift)
+	arOnly := tls13Profile("st-ar-only", "TLS_AES_128_GCM_SHA256")
+	arOnly.Spec.NodeToNode = &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}}
+	create(t, arOnly)
+
+	s := &v1alpha1.TradeoffStudy{
+		ObjectMeta: metav1.ObjectMeta{Name: "st", Namespace: "default"},
+		Spec: v1alpha1.TradeoffStudySpec{
+			Template:    v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
+			Matrix:      v1alpha1.StudyMatrix{Profiles: []string{"st-plain", "st-tls", "st-drift", "st-ar-only"}, Baseline: "st-plain", ClusterSizes: []int32{1}},
+			Constraints: &v1alpha1.StudyConstraints{MinimumRank: ptr.To[int32](100)},
+			Workload:    v1alpha1.Workload{Preset: "A"},
+			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
+			Repetitions: ptr.To[int32](4),
+			Seed:        ptr.To[int64](7),
+			Decision:    v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](25)},
+			Cost:        &v1alpha1.StudyCost{PricePerNodeHour: resource.MustParse("0.5")},
+		},
+	}
+	create(t, s)
+
+	// Plan: the AR-only profile is pruned by rank, the baseline kept although below it.
+	var schedule []string
+	g.Eventually(func(g Gomega) {
+		st := getStudy(g, "st")
+		g.Expect(st.Status.Phase).To(Equal(v1alpha1.StudyRunning))
+		ar := cellOf(g, st, "st-ar-only-on-1")
+		g.Expect(ar.State).To(Equal(v1alpha1.CellPruned))
+		g.Expect(ar.Reason).To(Equal("rank 60 is below constraints.minimumRank 100"))
+		g.Expect(cellOf(g, st, "st-plain-on-1").Datastore).To(Equal("st-c0"))
+		schedule = st.Status.Schedule
+	}).Should(Succeed())
+	g.Expect(schedule).To(Equal(study.Schedule(getStudy(g, "st").Status.Cells, 4, 7)), "the schedule is the seeded RMIT order")
+	g.Expect(schedule).To(HaveLen(12))
+	g.Expect(eventNotes(g, s, "Planned")).To(ContainElement(ContainSubstring("4 cells (1 pruned by the constraints), 12 repetitions")))
+
+	serveCell(t, "st-c0", "127.0.0.91", 7291)
+	serveCell(t, "st-c1", "127.0.0.92", 7292)
+	serveCell(t, "st-c2", "127.0.0.93", 7293)
+	g.Eventually(func(g Gomega) {
+		st := getStudy(g, "st")
+		g.Expect(cellOf(g, st, "st-plain-on-1").State).To(Equal(v1alpha1.CellMeasuring))
+		g.Expect(cellOf(g, st, "st-tls-on-1").State).To(Equal(v1alpha1.CellMeasuring))
+		d := cellOf(g, st, "st-drift-on-1")
+		g.Expect(d.State).To(Equal(v1alpha1.CellFailed))
+		g.Expect(d.Reason).To(ContainSubstring("the wire does not match the profile (EncryptionVerified=False CipherSuiteDrift"))
+	}, 90*time.Second).Should(Succeed())
+
+	ops := map[string]int64{"st-plain-on-1": 10000, "st-tls-on-1": 8000}
+	var ran []string
+	step := func() {
+		t.Helper()
+		st := getStudy(g, "st")
+		before := st.Status.NextRun
+		ran = append(ran, finishRepetition(t, g, st, ops))
+		g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "st").Status.NextRun).To(BeNumerically(">", before)) }).Should(Succeed())
+	}
+	step()
+	step()
+	restartOperator(t)
+	step()
+
+	// Paused: the running repetition finishes and counts, no further one starts.
+	st := getStudy(g, "st")
+	st.Spec.Paused = true
+	g.Expect(env.Client.Update(context.Background(), st)).To(Succeed())
+	step()
+	g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "st").Status.Phase).To(Equal(v1alpha1.StudyPaused)) }).Should(Succeed())
+	next := getStudy(g, "st")
+	pending := study.BenchmarkName(cellOf(g, next, next.Status.Schedule[next.Status.NextRun]).Datastore, study.Repetition(next.Status.Schedule, int(next.Status.NextRun)))
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: pending}, &v1alpha1.DatastoreBenchmark{}))
+	}, 2*time.Second).Should(BeTrue(), "a paused study starts no repetition")
+	next.Spec.Paused = false
+	g.Expect(env.Client.Update(context.Background(), next)).To(Succeed())
+
+	for {
+		st := getStudy(g, "st")
+		if st.Status.Phase == v1alpha1.StudySucceeded {
+			break
+		}
+		if int(st.Status.NextRun) < len(st.Status.Schedule) && cellOf(g, st, st.Status.Schedule[st.Status.NextRun]).State == v1alpha1.CellFailed {
+			time.Sleep(100 * time.Millisecond) // the controller skips it
+			continue
+		}
+		step()
+	}
+	var measured []string
+	for _, name := range schedule {
+		if name != "st-drift-on-1" {
+			measured = append(measured, name)
+		}
+	}
+	g.Expect(ran).To(Equal(measured), "repetitions ran in the planned order")
+
+	st = getStudy(g, "st")
+	tls := cellOf(g, st, "st-tls-on-1")
+	g.Expect(tls.State).To(Equal(v1alpha1.CellDone))
+	g.Expect(tls.RunsDone).To(BeEquivalentTo(4))
+	g.Expect(tls.MedianThroughputOpsPerSec).To(BeEquivalentTo(806))
+	g.Expect(tls.OverheadPercent).To(Equal("19.9"))
+	g.Expect(tls.PValue).To(Equal("0.0286"))
+	g.Expect(*tls.Significant).To(BeTrue())
+	rec := st.Status.Recommendation
+	g.Expect(rec).NotTo(BeNil())
+	g.Expect(rec.Profile).To(Equal("st-tls"))
+	g.Expect(rec.ExtraNodesPercent).To(Equal("24.8"))
+	g.Expect(rec.ExtraCostPerHour).To(Equal("0.12"))
+	g.Expect(condition(st.Status.Conditions, ConditionComplete).Reason).To(Equal("Succeeded"))
+
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "st-report"}, cm)).To(Succeed())
+	g.Expect(cm.Data[study.ReportMarkdownKey]).To(ContainSubstring("**Recommended: st-tls.**"))
+	g.Expect(cm.Data[study.ReportMarkdownKey]).To(ContainSubstring("st-drift-on-1 failed: the wire does not match the profile"))
+	report, err := study.ParseReport([]byte(cm.Data[study.ReportJSONKey]))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Phase).To(Equal("Succeeded"))
+	labels := []string{"default", "st", "Cassandra", "st-tls", "Available", "1", "A"}
+	g.Expect(testutil.ToFloat64(studyOverhead.WithLabelValues(labels...))).To(BeNumerically("~", 0.199, 1e-9))
+	g.Expect(testutil.ToFloat64(studyRecommendedCells.WithLabelValues(labels...))).To(Equal(1.0))
+
+	// What the study created is deleted; the report stays.
+	g.Eventually(func(g Gomega) {
+		var dss v1alpha1.SecuredDatastoreList
+		g.Expect(env.Client.List(context.Background(), &dss, client.MatchingLabels{study.StudyLabel: "st"})).To(Succeed())
+		for _, ds := range dss.Items {
+			g.Expect(ds.DeletionTimestamp).NotTo(BeNil(), "datastore %s", ds.Name)
+		}
+		var bs v1alpha1.DatastoreBenchmarkList
+		g.Expect(env.Client.List(context.Background(), &bs, client.MatchingLabels{study.StudyLabel: "st"})).To(Succeed())
+		g.Expect(bs.Items).To(BeEmpty())
+	}).Should(Succeed())
+}

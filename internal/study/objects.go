@@ -1,0 +1,107 @@
+package study
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// StudyLabel marks every object a study created, so it can find and delete them.
+const StudyLabel = "datastore.secured.dev/study"
+
+// CellLabel names the cell a datastore or benchmark belongs to.
+const CellLabel = "datastore.secured.dev/cell"
+
+func labels(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) map[string]string {
+	l := map[string]string{StudyLabel: study.Name, "app.kubernetes.io/managed-by": "secured-datastore-operator"}
+	if cell != nil && len(cell.Name) <= 63 {
+		l[CellLabel] = cell.Name
+	}
+	return l
+}
+
+// Datastore is the cell's SecuredDatastore: the template with the cell's profile, size and
+// acceleration. Each cell has its own: switching one datastore between profiles is a rolling
+// restart per switch, which interleaved repetitions would pay at every step.
+func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.SecuredDatastore {
+	t := study.Spec.Template
+	ds := &v1alpha1.SecuredDatastore{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "SecuredDatastore"},
+		ObjectMeta: metav1.ObjectMeta{Name: cell.Datastore, Namespace: study.Namespace, Labels: labels(study, cell)},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: t.Engine, Version: t.Version, Image: t.Image,
+			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: cell.Profile},
+			Certificates: t.Certificates.DeepCopy(),
+		},
+	}
+	switch t.Engine {
+	case v1alpha1.EngineCassandra:
+		ds.Spec.Cassandra = &v1alpha1.CassandraTopology{}
+		if t.Cassandra != nil {
+			ds.Spec.Cassandra = t.Cassandra.DeepCopy()
+		}
+		ds.Spec.Cassandra.Nodes = ptr.To(cell.Nodes)
+	case v1alpha1.EngineHBase:
+		ds.Spec.HBase = &v1alpha1.HBaseTopology{}
+		if t.HBase != nil {
+			ds.Spec.HBase = t.HBase.DeepCopy()
+		}
+		ds.Spec.HBase.RegionServers = ptr.To(cell.Nodes)
+	}
+	if cell.Acceleration == v1alpha1.AccelerationEmulatedOff {
+		ds.Spec.Placement = &v1alpha1.PlacementSpec{EmulateNoAcceleration: true}
+	}
+	return ds
+}
+
+// Benchmark is the k-th repetition of a cell: one measured run against its datastore. The
+// first repetition loads the data; the others reuse it.
+func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *v1alpha1.DatastoreBenchmark {
+	return &v1alpha1.DatastoreBenchmark{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
+		ObjectMeta: metav1.ObjectMeta{Name: BenchmarkName(cell.Datastore, k), Namespace: study.Namespace, Labels: labels(study, cell)},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
+			Workload:    study.Spec.Workload,
+			Load:        study.Spec.Load,
+			Repetitions: ptr.To[int32](1),
+			SkipLoad:    k > 0,
+		},
+	}
+}
+
+// ReportConfigMap holds the report for kubectl and the CLI.
+func ReportConfigMap(study *v1alpha1.TradeoffStudy, r Report) (*corev1.ConfigMap, error) {
+	js, err := r.JSON()
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: ReportConfigMapName(study.Name), Namespace: study.Namespace, Labels: labels(study, nil)},
+		Data:       map[string]string{ReportMarkdownKey: r.Markdown(), ReportJSONKey: string(js)},
+	}, nil
+}
+
+// Run turns a succeeded benchmark's valid run into the cell's record.
+func Run(b *v1alpha1.DatastoreBenchmark) (v1alpha1.StudyRun, bool) {
+	for i := len(b.Status.Runs) - 1; i >= 0; i-- {
+		r := b.Status.Runs[i]
+		if r.Phase != v1alpha1.RunSucceeded || r.ThroughputOpsPerSec <= 0 {
+			continue
+		}
+		out := v1alpha1.StudyRun{Benchmark: b.Name, ThroughputOpsPerSec: r.ThroughputOpsPerSec}
+		var ops int64
+		for _, l := range r.Latencies {
+			out.P99Micros = max(out.P99Micros, l.P99Micros)
+			ops += l.Count
+		}
+		if ops > 0 && r.ClientCPUMillis > 0 {
+			out.ClientCPUMicrosPerOp = decimal(float64(r.ClientCPUMillis) * 1000 / float64(ops))
+		}
+		return out, true
+	}
+	return v1alpha1.StudyRun{}, false
+}
