@@ -20,8 +20,9 @@ generate: ## Regenerate CEL rules from the cipher-suite catalogue, deepcopy, CRD
 	$(CONTROLLER_GEN) rbac:roleName=secured-datastore-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: build
-build: ## Build the operator binary into bin/manager.
+build: ## Build the operator into bin/manager and the kubectl plugin into bin/kubectl-secured.
 	$(GO) build -o bin/manager ./cmd/manager
+	$(GO) build -o bin/kubectl-secured ./cmd/kubectl-secured
 
 .PHONY: fmt
 fmt: ## gofmt every Go file.

@@ -15,6 +15,9 @@ const chartWidth = 40
 func (r Report) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "TradeoffStudy %s: %s, %s, %d repetitions per cell (seed %d)\n", r.Study, r.Engine, r.Workload, r.Repetitions, r.Seed)
+	if r.Phase != "" {
+		fmt.Fprintf(&b, "Phase: %s\n", r.Phase)
+	}
 	scale := r.scale()
 	fmt.Fprintf(&b, "Throughput overhead against %s, 95%% CI as [ ]; full width is %s%%\n", r.Baseline, percent(scale))
 	group := ""
