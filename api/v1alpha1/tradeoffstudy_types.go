@@ -143,6 +143,10 @@ type TradeoffStudySpec struct {
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=100
 	Repetitions *int32 `json:"repetitions,omitempty"`
+	// warmUp before each measured repetition; its samples are discarded. Defaults to the
+	// benchmark's 30s.
+	// +optional
+	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
 	// seed of the randomized order; the same seed gives the same order. Defaults to a value
 	// recorded in status.
 	// +optional

@@ -1433,6 +1433,11 @@ func (in *TradeoffStudySpec) DeepCopyInto(out *TradeoffStudySpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.WarmUp != nil {
+		in, out := &in.WarmUp, &out.WarmUp
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Seed != nil {
 		in, out := &in.Seed, &out.Seed
 		*out = new(int64)

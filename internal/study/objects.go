@@ -67,6 +67,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			Workload:    study.Spec.Workload,
 			Load:        study.Spec.Load,
 			Repetitions: ptr.To[int32](1),
+			WarmUp:      study.Spec.WarmUp,
 			SkipLoad:    k > 0,
 		},
 	}
