@@ -28,5 +28,4 @@ const (
 	ReasonResolved        = "Resolved"
 	ReasonProfileNotFound = "ProfileNotFound"
 	ReasonInvalidProfile  = "InvalidProfile"
-	ReasonNotImplemented  = "NotImplemented"
 )
