@@ -54,7 +54,7 @@ test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS,
 	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]' ; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
-bench: ## Go benchmarks (catalogue, profile resolution).
+bench: ## Go benchmarks (catalogue, profile resolution, study statistics).
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 
 .PHONY: bench-client
