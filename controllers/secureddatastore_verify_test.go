@@ -40,6 +40,18 @@ func runningPod(t *testing.T, ds *v1alpha1.SecuredDatastore, ordinal int, addres
 	}
 }
 
+// effectiveOf waits for the datastore's effective profile.
+func effectiveOf(g Gomega, ds *v1alpha1.SecuredDatastore) v1alpha1.EffectiveEncryption {
+	var enc v1alpha1.EffectiveEncryption
+	g.Eventually(func(g Gomega) {
+		st := get(g, ds).Status.Encryption
+		g.Expect(st).NotTo(BeNil())
+		g.Expect(st.Effective).NotTo(BeNil())
+		enc = *st.Effective
+	}, 30*time.Second).Should(Succeed())
+	return enc
+}
+
 // startWireTest creates a one-node datastore, waits for its effective profile, starts a real
 // Cassandra node with exactly the files the builders render for it, and lets the operator
 // find it as the datastore's rolled-out pod.
@@ -50,13 +62,7 @@ func startWireTest(t *testing.T, name, address string, jmx int, overrides v1alph
 	ds.Spec.Cassandra.Nodes = ptr.To[int32](1)
 	ds.Spec.Encryption.EncryptionSettings = overrides
 	create(t, ds)
-	var enc v1alpha1.EffectiveEncryption
-	g.Eventually(func(g Gomega) {
-		st := get(g, ds).Status.Encryption
-		g.Expect(st).NotTo(BeNil())
-		g.Expect(st.Effective).NotTo(BeNil())
-		enc = *st.Effective
-	}).Should(Succeed())
+	enc := effectiveOf(g, ds)
 	dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: testpki.New(t)})
 	issueCertificate(t, ds, 1)
 	rollOut(t, ds)

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -267,7 +268,8 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (bool,
 			cell.Reason = fmt.Sprintf("benchmark %s failed: %s", b.Name, findCondition(b.Status.Conditions, ConditionComplete).Message)
 			r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Run", "cell %s: %s", cell.Name, cell.Reason)
 		default:
-			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name, b.Status.Phase)
+			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name,
+				cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending))
 			return false, nil // its status change brings us back
 		}
 		st.NextRun++

@@ -39,13 +39,7 @@ func serveCell(t *testing.T, name, address string, jmx int) {
 	t.Helper()
 	g := NewWithT(t)
 	ds := &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
-	var enc v1alpha1.EffectiveEncryption
-	g.Eventually(func(g Gomega) {
-		st := get(g, ds).Status.Encryption
-		g.Expect(st).NotTo(BeNil())
-		g.Expect(st.Effective).NotTo(BeNil())
-		enc = *st.Effective
-	}, 30*time.Second).Should(Succeed())
+	enc := effectiveOf(g, ds)
 	tls := enc.ClientToNode.Mode != v1alpha1.ChannelDisabled || enc.NodeToNode.Mode != v1alpha1.ChannelDisabled
 	node := dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc)}
 	if tls {
