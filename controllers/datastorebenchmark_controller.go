@@ -21,6 +21,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/benchmark"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // DatastoreBenchmarkReconciler runs DatastoreBenchmarks: it finds the target, loads the data
@@ -128,6 +129,9 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 		if err != nil {
 			return notReady("TargetNotMeasurable", err.Error())
 		}
+		if pods := benchmark.ClientPods(b); t.Tunnel != nil && pods > vpn.ClientSlots {
+			return notReady("TargetNotMeasurable", benchmark.TooManyClients(t, pods).Error())
+		}
 		s.target = t
 	}
 	if b.Status.Profile == "" {
@@ -145,6 +149,9 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 		}
 	case t != nil:
 		msg = fmt.Sprintf("%s, pinned to %s %s, verifying %s", s.target.Hosts, t.Protocol, t.CipherSuite, t.ServerName)
+	}
+	if p := s.target.Tunnel; p != nil {
+		msg += fmt.Sprintf(", through the datastore's %s tunnel", p.Type)
 	}
 	setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "TargetReady", msg)
 	return true, nil

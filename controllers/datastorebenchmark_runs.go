@@ -136,7 +136,7 @@ func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run 
 	if s.target.HBase != nil {
 		image = r.Options.YCSBHBaseImage
 	}
-	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url})
+	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url, VPNImage: r.Options.VPNImage})
 }
 
 // record writes a finished run's results and judges whether it counts.

@@ -14,6 +14,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // Phases of a benchmark's Jobs.
@@ -57,6 +58,13 @@ type Job struct {
 	Image string
 	// RemoteWriteURL of Prometheus; empty publishes nothing.
 	RemoteWriteURL string
+	// VPNImage runs the tunnel sidecar when the target's tunnel carries client traffic.
+	VPNImage string
+}
+
+// TooManyClients explains a benchmark that wants more client pods than the tunnel has slots.
+func TooManyClients(t Target, pods int32) error {
+	return fmt.Errorf("spec.load.clientPods is %d, but the tunnel of SecuredDatastore %s admits %d clients: set clientPods to at most %d", pods, t.Datastore, vpn.ClientSlots, vpn.ClientSlots)
 }
 
 // Name of a benchmark's Job.
@@ -154,6 +162,18 @@ func Build(j Job) (*batchv1.Job, error) {
 		}
 		spec.Volumes = []corev1.Volume{vol}
 		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ca", MountPath: caMount, ReadOnly: true}}
+	}
+	if p := j.Target.Tunnel; p != nil {
+		if pods > vpn.ClientSlots {
+			return nil, TooManyClients(j.Target, pods)
+		}
+		// Pod i of the indexed Job is the tunnel's client-i.
+		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, j.Target.Datastore)
+		sidecar.Env = append(sidecar.Env,
+			corev1.EnvVar{Name: "JOB_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+			corev1.EnvVar{Name: "VPN_NAME", Value: "client-$(JOB_INDEX)"})
+		spec.InitContainers = append(spec.InitContainers, sidecar)
+		spec.Volumes = append(spec.Volumes, volumes...)
 	}
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},

@@ -138,3 +138,40 @@ func renderJobs(t *testing.T, jobs ...Job) []byte {
 	}
 	return out.Bytes()
 }
+
+// A VPN carrying client traffic: the clients dial the nodes' tunnel addresses from inside
+// the tunnel, pod i of the Job being its client-i, and more pods than slots are refused.
+func TestClientsJoinTheTunnel(t *testing.T) {
+	ds := tlsDatastore()
+	ds.Spec.Cassandra = &v1alpha1.CassandraTopology{Nodes: ptr.To[int32](3)}
+	ds.Status.Encryption.Profile = "openvpn"
+	ds.Status.Encryption.Effective = &v1alpha1.EffectiveEncryption{
+		ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
+		VPN:          &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN, Scope: v1alpha1.VPNScopeAll, OpenVPN: &v1alpha1.OpenVPNSettings{Cipher: "AES-256-GCM"}},
+	}
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"100.80.0.1:9042", "100.80.0.2:9042", "100.80.0.3:9042"}; strings.Join(target.Hosts, ",") != strings.Join(want, ",") || target.Tunnel == nil {
+		t.Fatalf("hosts %v (tunnel %v), want the nodes' tunnel addresses", target.Hosts, target.Tunnel)
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-vpn", Namespace: "shop"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "orders"}},
+			Workload: v1alpha1.Workload{Preset: "A"},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, ClientPods: ptr.To[int32](2)},
+		},
+	}
+	golden.Check(t, "tunnel-job.yaml", renderJobs(t, Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test"}))
+
+	b.Spec.Load.ClientPods = ptr.To[int32](5)
+	if _, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun}); err == nil || !strings.Contains(err.Error(), "spec.load.clientPods is 5, but the tunnel of SecuredDatastore orders admits 4 clients") {
+		t.Errorf("five clients for four slots: %v", err)
+	}
+	ds.Status.Encryption.Effective.VPN.Scope = v1alpha1.VPNScopeNodeToNode
+	if target, _ := DatastoreTarget(ds, "cluster.local"); target.Tunnel != nil || target.Hosts[0] != "orders.shop.svc:9042" {
+		t.Errorf("a node-to-node tunnel leaves clients on the Service: %+v", target)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // Target is what the client connects to, resolved from a SecuredDatastore or spec.external.
@@ -29,6 +30,8 @@ type Target struct {
 	ReplicationFactor int32
 	// HBase: the target is HBase, measured by the JVM driver; nil for Cassandra.
 	HBase *HBaseTarget
+	// Tunnel the clients join, when the datastore's VPN carries client traffic; nil otherwise.
+	Tunnel *vpn.Plan
 }
 
 // TLS is the pinned session and where its trust comes from.
@@ -65,6 +68,21 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	}
 	if t.Profile == "" {
 		t.Profile = "inline"
+	}
+	if v := enc.Effective.VPN; v != nil && v.Scope != v1alpha1.VPNScopeNodeToNode {
+		// Clients reach the nodes at their tunnel addresses, as an application's sidecar would.
+		names := make([]string, cassandra.Nodes(ds))
+		for i := range names {
+			names[i] = n.Pod(i)
+		}
+		plan, err := vpn.NewPlan(*v, names, names)
+		if err != nil {
+			return Target{}, fmt.Errorf("SecuredDatastore %s vpn: %w", ds.Name, err)
+		}
+		t.Tunnel, t.Hosts = &plan, nil
+		for _, m := range plan.Nodes() {
+			t.Hosts = append(t.Hosts, net.JoinHostPort(m.Address.String(), strconv.Itoa(cassandra.NativePort)))
+		}
 	}
 	ch := enc.Effective.ClientToNode
 	if ch.Mode == v1alpha1.ChannelDisabled {

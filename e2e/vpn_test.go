@@ -1,0 +1,71 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// vpnDatastore creates a Cassandra datastore with a shipped VPN profile in a namespace that
+// admits the tunnel sidecar, and waits until it is Ready and its wire verified (tunnelled
+// ports closed on the pod addresses).
+func vpnDatastore(t *testing.T, c client.Client, profile string, nodes int32) *v1alpha1.SecuredDatastore {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-" + profile + "-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	applyProfile(t, c, profile)
+	memory := resource.MustParse("1Gi")
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns.Name},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineCassandra,
+			Cassandra: &v1alpha1.CassandraTopology{
+				Nodes: ptr.To(nodes), Heap: ptr.To(resource.MustParse("384Mi")),
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
+				},
+				Storage: v1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("1Gi"))},
+			},
+			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: profile},
+			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
+		},
+	}
+	start := time.Now()
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, c, ds, start, "ready")
+	t.Logf("%d-node %s datastore Ready in %s", nodes, profile, time.Since(start).Round(time.Second))
+	waitVerified(t, c, ds)
+	return ds
+}
+
+// WireGuard between the nodes (the shipped profile, scope NodeToNode): the ring forms over
+// the tunnel on Kind's nodes, whose kernels decide between the module and wireguard-go.
+func TestWireGuardNodeToNodeDatastoreBecomesReady(t *testing.T) {
+	vpnDatastore(t, newClient(t), "wireguard", 3)
+}
+
+// OpenVPN for all traffic (the shipped profile, scope All): the benchmark's client pods join
+// the tunnel as client slots and measure the datastore through it.
+func TestOpenVPNDatastoreIsBenchmarkedThroughTheTunnel(t *testing.T) {
+	c := newClient(t)
+	ds := vpnDatastore(t, c, "openvpn", 2)
+	benchmarkDatastore(t, c, ds, "", "")
+}
