@@ -21,7 +21,7 @@ import (
 	"secured.dev/operator/internal/render/podtemplate"
 )
 
-// Secrets are read around the cache (config/manager: the client never lists or watches them),
+// Secrets are read around the cache (ClientOptions: the client never lists or watches them),
 // so the operator needs no right to read every Secret of the cluster.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 

@@ -1,19 +1,38 @@
 #!/usr/bin/env bash
-# deploy.sh: installs the operator into the Kind cluster from this checkout: builds and loads
-# the images (hack/images.sh), applies the CRDs, the RBAC and the manager, and waits for it.
+# deploy.sh: installs the operator into the Kind cluster from this checkout with its Helm chart
+# (charts/secured-datastore-operator): builds and loads the images (hack/images.sh), then
+# `helm upgrade --install` with them, and waits for the operator.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/hack/versions.sh"
 log() { echo "deploy: $*" >&2; }
 export KUBECONFIG=${KUBECONFIG:-$root/bin/kind/kubeconfig}
 kubectl="$root/bin/kubectl/$KUBE_VERSION/kubectl"
-apply() { "$kubectl" apply --server-side --field-manager=secured-deploy --force-conflicts "$@" >/dev/null; }
+helm=$("$root/hack/helm.sh")
+release=secured-datastore-operator namespace=secured-system
 
 declare -A img
 while read -r line; do img[${line%%=*}]=${line#*=}; done < <("$root/hack/images.sh")
 log "operator ${img[manager]}, Cassandra ${img[cassandra]}"
-apply -f "$root/config/crd/bases/"
-apply -f "$root/config/rbac/role.yaml"
-sed "s|CASSANDRA_IMAGE|${img[cassandra]}|; s|YCSB_HBASE_IMAGE|${img[ycsb-hbase]}|; s|HBASE_IMAGE|${img[hbase]}|; s|KDC_IMAGE|${img[kdc]}|; s|VPN_IMAGE|${img[vpn]}|; s|K6_IMAGE|${img[k6]}|; s|IMAGE|${img[manager]}|" "$root/config/manager/manager.yaml" | apply -f -
-# The image tag changes with the code, so the rollout restarts the operator when it changed.
-"$kubectl" -n secured-system rollout status deployment/secured-datastore-operator --timeout=180s >&2
+
+# A cluster deployed before the chart has the same objects without Helm's ownership: let the
+# release adopt the CRDs and profiles (deleting them would delete every datastore), and
+# replace the operator's own objects (the Deployment's selector changed).
+if ! "$helm" status "$release" -n "$namespace" >/dev/null 2>&1; then
+  "$kubectl" -n "$namespace" delete deployment,serviceaccount "$release" --ignore-not-found >&2
+  "$kubectl" delete clusterrole,clusterrolebinding "$release" --ignore-not-found >&2
+  for obj in $("$kubectl" get crd -o name | grep 'datastore.secured.dev') $("$kubectl" get encryptionprofiles -o name 2>/dev/null); do
+    "$kubectl" label --overwrite "$obj" app.kubernetes.io/managed-by=Helm >/dev/null
+    "$kubectl" annotate --overwrite "$obj" meta.helm.sh/release-name="$release" meta.helm.sh/release-namespace="$namespace" >/dev/null
+  done
+fi
+
+# kind-up runs the crypto labeller already; e2e namespaces are created per test, so the
+# operator gets Secrets cluster-wide here.
+"$helm" upgrade --install "$release" "$root/charts/secured-datastore-operator" -n "$namespace" --wait --timeout 3m \
+  --set image.repository="${img[manager]%:*}" --set image.tag="${img[manager]##*:}" \
+  --set images.cassandra="${img[cassandra]}" --set images.hbase="${img[hbase]}" --set images.kdc="${img[kdc]}" \
+  --set images.vpn="${img[vpn]}" --set images.k6="${img[k6]}" --set images.ycsbHBase="${img[ycsb-hbase]}" \
+  --set cryptoLabeller.enabled=false --set rbac.clusterWideSecrets=true \
+  --set prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write >&2
+"$kubectl" -n "$namespace" rollout status "deployment/$release" --timeout=180s >&2

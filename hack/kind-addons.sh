@@ -38,8 +38,7 @@ sed "s|HELPER_IMAGE|${image[jre]}|g; s|IMAGE|${cm[local-path-provisioner]}|g" "$
 # cert-manager with the cert-manager.io/v1 CRDs of the API module we compile against (v1.21.2,
 # a superset of what v1.11 knows). CombinedPEM output (Cassandra's keystore) is behind a feature
 # gate in v1.11; later releases enable it by default.
-helm="$root/bin/helm/$HELM_VERSION/helm"
-[[ -x $helm ]] || GOBIN="$(dirname "$helm")" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+helm=$("$root/hack/helm.sh")
 cm_module=$(cd "$root/hack/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
 api_module=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
 log "cert-manager ${cm[cert-manager-controller]##*:}"

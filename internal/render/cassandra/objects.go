@@ -269,7 +269,7 @@ func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, tunn
 	if operatorNamespace != "" {
 		peers = append(peers, networkingv1.NetworkPolicyPeer{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
-			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "secured-datastore-operator"}},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "secured-datastore-operator", "app.kubernetes.io/component": "operator"}},
 		})
 	}
 	cql, internode := intstr.FromInt32(NativePort), intstr.FromInt32(StoragePort)

@@ -51,7 +51,7 @@ func sampleDatastore(t *testing.T, file string) (*v1alpha1.SecuredDatastore, v1a
 
 func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Objects {
 	t.Helper()
-	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test"},
+	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test", OperatorNamespace: "secured-system"},
 		certs.NodeSecret(ds), certs.TrustConfigMap(ds))
 	if err != nil {
 		t.Fatal(err)
