@@ -75,7 +75,8 @@ func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, rep
 	w.Why = "recommended"
 	rec := &v1alpha1.Recommendation{Profile: w.Profile, Reason: reason(spec, acc, w, candidates, reports)}
 	if w.Profile != spec.Matrix.Baseline {
-		extra := stats.ExtraNodes(w.WorstOverhead)
+		// A profile measured faster than the baseline needs no extra node.
+		extra := stats.ExtraNodes(max(0, w.WorstOverhead))
 		rec.ExtraNodesPercent = percent(extra)
 		if spec.Cost != nil && !math.IsInf(extra, 1) {
 			cost := extra * float64(w.Nodes) * spec.Cost.PricePerNodeHour.AsApproximateFloat64()
@@ -161,6 +162,9 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 		s = fmt.Sprintf("%s (%s) is the baseline itself: no other measured profile met the rule", w.Profile, ranked)
 	} else {
 		s = fmt.Sprintf("%s (%s) costs %s%% throughput%s at worst (cell %s, %s)", w.Profile, ranked, percent(w.WorstOverhead), interval(reports, w.Cell), w.Cell, where)
+		if cmp := comparisonOf(reports, w.Cell); cmp != nil && !cmp.Significant {
+			s += fmt.Sprintf(", a difference from %s these repetitions cannot tell from noise (p = %.2f)", spec.Matrix.Baseline, cmp.Test.P)
+		}
 	}
 	switch spec.Decision.Objective {
 	case v1alpha1.ObjectiveBestThroughputAboveRank:
@@ -177,11 +181,18 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 	return s + "."
 }
 
+func comparisonOf(reports []CellReport, cell string) *stats.Comparison {
+	if i := slices.IndexFunc(reports, func(r CellReport) bool { return r.Name == cell }); i >= 0 {
+		return reports[i].Comparison
+	}
+	return nil
+}
+
 func interval(reports []CellReport, cell string) string {
-	i := slices.IndexFunc(reports, func(r CellReport) bool { return r.Name == cell })
-	if i < 0 || reports[i].Comparison == nil || !reports[i].Comparison.HasCI {
+	cmp := comparisonOf(reports, cell)
+	if cmp == nil || !cmp.HasCI {
 		return ""
 	}
-	ci := reports[i].Comparison.CI
+	ci := cmp.CI
 	return fmt.Sprintf(" (95%% CI %s..%s%%)", percent(ci.Low), percent(ci.High))
 }

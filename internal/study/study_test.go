@@ -188,3 +188,24 @@ func TestReportGolden(t *testing.T) {
 		t.Errorf("report.json does not round-trip (%v)", err)
 	}
 }
+
+// A recommended profile measured faster than the baseline, within noise: no extra node, and
+// the reason says the difference is not significant.
+func TestRecommendationFasterThanBaselineWithinNoise(t *testing.T) {
+	cells := measured(t)
+	for i := range cells {
+		if cells[i].Name == "tls13-aes256gcm-on-3" {
+			for k := range cells[i].Runs[:3] {
+				cells[i].Runs[k].ThroughputOpsPerSec = []int64{20100, 19900, 20200}[k]
+			}
+			cells[i].Runs = cells[i].Runs[:3]
+		}
+	}
+	rec := Analyze("s", spec(), 42, cells).Recommendation
+	if rec == nil || rec.Profile != "tls13-aes256gcm" || rec.ExtraNodesPercent != "0.0" || rec.ExtraCostPerHour != "0.00" {
+		t.Fatalf("recommendation %+v, want tls13-aes256gcm at no extra cost", rec)
+	}
+	if !strings.Contains(rec.Reason, "a difference from plaintext these repetitions cannot tell from noise (p = ") {
+		t.Errorf("reason hides that the difference is noise: %s", rec.Reason)
+	}
+}

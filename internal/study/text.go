@@ -22,7 +22,11 @@ func (r Report) Text() string {
 	fmt.Fprintf(&b, "Throughput overhead against %s, 95%% CI as [ ]; full width is %s%%\n", r.Baseline, percent(scale))
 	group := ""
 	for _, c := range r.Cells {
-		if g := fmt.Sprintf("%s, %d nodes", c.Acceleration, c.Nodes); g != group {
+		g := fmt.Sprintf("%s, %d nodes", c.Acceleration, c.Nodes)
+		if c.Nodes == 1 {
+			g = fmt.Sprintf("%s, 1 node", c.Acceleration)
+		}
+		if g != group {
 			group = g
 			fmt.Fprintf(&b, "\n%s\n", g)
 		}
