@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,33 @@ var (
 		Help:    "Time to scan one endpoint: one ClientHello per protocol and catalogue suite, a full handshake and the plaintext test.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 5, 10},
 	}, []string{"channel"})
+
+	datastoreInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_info",
+		Help: "1 per datastore with its engine, effective profile and phase; count by phase or profile with sum by (...).",
+	}, []string{"namespace", "datastore", "engine", "profile", "phase"})
+	datastoreNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_nodes",
+		Help: "Nodes of a datastore by state: desired (spec) and ready (status.readyNodes); a roll shows as ready below desired.",
+	}, []string{"namespace", "datastore", "state"})
+	endpointLabels = []string{"namespace", "datastore", "channel", "endpoint"}
+	acceptedProtocol = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_accepted_protocol",
+		Help: "1 for each TLS protocol an endpoint accepted at the last wire probe.",
+	}, append(endpointLabels, "protocol"))
+	acceptedSuite = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_accepted_cipher_suite",
+		Help: "1 for each cipher suite an endpoint accepted at the last wire probe.",
+	}, append(endpointLabels, "suite"))
+	plaintextAccepted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_plaintext_accepted",
+		Help: "1 when an endpoint answered a plaintext client at the last wire probe, 0 when it refused.",
+	}, endpointLabels)
+	certificateExpiry = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_certificate_expiry_timestamp_seconds",
+		Help: "Expiry (Unix time) of the certificate an endpoint presented at the last wire probe; subtract time() for the seconds left.",
+	}, endpointLabels)
+	datastoreGauges = []*prometheus.GaugeVec{encryptionVerified, datastoreInfo, datastoreNodes, acceptedProtocol, acceptedSuite, plaintextAccepted, certificateExpiry}
 
 	benchmarkLabels = []string{"namespace", "benchmark", "datastore", "profile", "workload"}
 	benchmarkRunOps = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -56,8 +84,8 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(encryptionVerified, probeDuration, benchmarkRunOps, benchmarkRunLatency, benchmarkMedianOps)
-	for _, g := range studyGauges {
+	ctrlmetrics.Registry.MustRegister(probeDuration, benchmarkRunOps, benchmarkRunLatency, benchmarkMedianOps)
+	for _, g := range append(slices.Clone(datastoreGauges), studyGauges...) {
 		ctrlmetrics.Registry.MustRegister(g)
 	}
 }
@@ -111,7 +139,47 @@ func forgetStudy(namespace, name string) {
 
 // forgetMetrics drops the series of a datastore that no longer exists.
 func forgetMetrics(namespace, name string) {
-	encryptionVerified.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "datastore": name})
+	for _, g := range datastoreGauges {
+		g.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "datastore": name})
+	}
+}
+
+// publishDatastore exports a datastore's phase, nodes and what its last wire probe observed,
+// from status; series of endpoints and phases that are gone are dropped.
+func publishDatastore(ds *v1alpha1.SecuredDatastore) {
+	id := prometheus.Labels{"namespace": ds.Namespace, "datastore": ds.Name}
+	for _, g := range []*prometheus.GaugeVec{datastoreInfo, acceptedProtocol, acceptedSuite, plaintextAccepted, certificateExpiry} {
+		g.DeletePartialMatch(id)
+	}
+	profile := "inline"
+	if enc := ds.Status.Encryption; enc != nil && enc.Profile != "" {
+		profile = enc.Profile
+	}
+	datastoreInfo.WithLabelValues(ds.Namespace, ds.Name, string(ds.Spec.Engine), profile, string(ds.Status.Phase)).Set(1)
+	datastoreNodes.WithLabelValues(ds.Namespace, ds.Name, "desired").Set(float64(ds.Status.Nodes))
+	datastoreNodes.WithLabelValues(ds.Namespace, ds.Name, "ready").Set(float64(ds.Status.ReadyNodes))
+	if ds.Status.Encryption == nil {
+		return
+	}
+	for _, o := range ds.Status.Encryption.Observed {
+		l := []string{ds.Namespace, ds.Name, o.Channel, o.Endpoint}
+		for _, p := range o.Protocols {
+			acceptedProtocol.WithLabelValues(append(l, p)...).Set(1)
+		}
+		for _, suite := range o.CipherSuites {
+			acceptedSuite.WithLabelValues(append(l, suite)...).Set(1)
+		}
+		if o.PlaintextAccepted != nil {
+			v := 0.0
+			if *o.PlaintextAccepted {
+				v = 1
+			}
+			plaintextAccepted.WithLabelValues(l...).Set(v)
+		}
+		if c := o.Certificate; c != nil && !c.NotAfter.IsZero() {
+			certificateExpiry.WithLabelValues(l...).Set(float64(c.NotAfter.Unix()))
+		}
+	}
 }
 
 // publishBenchmark exports a benchmark's results from its status, so the series survive an

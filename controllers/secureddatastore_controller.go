@@ -126,6 +126,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 
 	defer func() {
 		r.summarize(s)
+		publishDatastore(ds)
 		if reterr == nil {
 			ds.Status.ObservedGeneration = ds.Generation
 		}

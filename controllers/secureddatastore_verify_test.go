@@ -116,5 +116,13 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
 		}, 60*time.Second).Should(Succeed())
 		g.Expect(testutil.ToFloat64(encryptionVerified.WithLabelValues("default", ds.Name, channelClientToNode))).To(BeEquivalentTo(1))
+		// What the probe saw, as series a dashboard plots per endpoint.
+		ar := []string{"default", ds.Name, channelClientToNode, "127.0.0.22:9042"}
+		g.Expect(testutil.ToFloat64(acceptedSuite.WithLabelValues(append(ar, "TLS_AES_128_GCM_SHA256")...))).To(BeEquivalentTo(1))
+		g.Expect(testutil.ToFloat64(acceptedProtocol.WithLabelValues(append(ar, "TLSv1.3")...))).To(BeEquivalentTo(1))
+		g.Expect(testutil.ToFloat64(plaintextAccepted.WithLabelValues(ar...))).To(BeEquivalentTo(0))
+		g.Expect(testutil.ToFloat64(certificateExpiry.WithLabelValues(ar...))).To(BeNumerically(">", float64(time.Now().Unix())))
+		g.Expect(testutil.ToFloat64(datastoreInfo.WithLabelValues("default", ds.Name, "Cassandra", "ds-test-wire", "Ready"))).To(BeEquivalentTo(1))
+		g.Expect(testutil.ToFloat64(datastoreNodes.WithLabelValues("default", ds.Name, "ready"))).To(BeEquivalentTo(1))
 	})
 }

@@ -37,7 +37,7 @@ func TunnelSecret(t testing.TB, plan vpn.Plan) string {
 func StartTunnel(t testing.TB, h *Host, plan vpn.Plan, dir, member string) *process {
 	t.Helper()
 	script := filepath.Join(samples.RepoRoot(), "images", "vpn", "bin", "tunnel")
-	env := append(os.Environ(), "VPN_TYPE="+string(plan.Type), "VPN_DIR="+dir, "VPN_NAME="+member, "VPN_SUBNET="+vpn.Subnet.String(), "VPN_RESYNC=2")
+	env := append(os.Environ(), "VPN_TYPE="+string(plan.Type), "VPN_DIR="+dir, "VPN_NAME="+member, "VPN_SUBNET="+vpn.Subnet.String(), "VPN_RESYNC=2", "VPN_STATE_DIR="+t.TempDir())
 	// wireguard-go and wg meet at a socket under /run/wireguard, which network namespaces do
 	// not separate: every host gets a private one, as every pod has.
 	cmd := h.Command("sh", "-c", `mkdir -p /run/wireguard && mount -t tmpfs tmpfs /run/wireguard && exec "$0"`, script)
