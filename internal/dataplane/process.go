@@ -3,6 +3,8 @@ package dataplane
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -80,6 +82,17 @@ func (p *process) waitFor(t testing.TB, ready string, timeout time.Duration) {
 }
 
 // Log returns what the process printed so far.
+// alive reports whether the process still runs: a child it left behind (wireguard-go) can
+// keep its work going after it died, so its output ending proves nothing.
+func (p *process) alive() bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')') // the state follows the parenthesised command name
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
+}
+
 func (p *process) Log() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -48,6 +48,12 @@ func StartTunnel(t testing.TB, h *Host, plan vpn.Plan, dir, member string) *proc
 		ready := h.Command(script, "ready")
 		ready.Env = env
 		if ready.Run() == nil {
+			// The script must keep running: it resyncs peers for the pod's whole life.
+			t.Cleanup(func() {
+				if !p.alive() {
+					t.Errorf("the tunnel script of %s exited during the test:\n%s", member, tail(p.Log(), 10))
+				}
+			})
 			return p
 		}
 		if time.Now().After(deadline) {
