@@ -12,12 +12,13 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 .PHONY: generate
-generate: ## Regenerate CEL rules from the cipher-suite catalogue, deepcopy, CRDs, RBAC and the chart's generated templates.
+generate: ## Regenerate CEL rules from the cipher-suite catalogue, deepcopy, CRDs, RBAC, the Grafana dashboards and the chart's generated parts.
 	$(GO) run ./hack/gencel
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(GO) run ./hack/crdtidy config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=secured-datastore-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	$(GO) run ./hack/dashgen
 	$(GO) run ./hack/chartgen
 
 .PHONY: build

@@ -45,7 +45,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		t.Fatalf("make generate: %v\n%s", err, out)
 	}
 	var stale []string
-	for _, dir := range []string{"api/v1alpha1", "config/crd/bases", "config/rbac", "charts/secured-datastore-operator/templates/generated"} {
+	for _, dir := range []string{"api/v1alpha1", "config/crd/bases", "config/rbac", "charts/secured-datastore-operator/templates/generated", "dashboards", "charts/secured-datastore-operator/files/dashboards"} {
 		files, _ := filepath.Glob(filepath.Join(tmp, dir, "*"))
 		for _, f := range files {
 			rel, _ := filepath.Rel(tmp, f)

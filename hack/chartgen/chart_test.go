@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -107,6 +108,22 @@ func TestChartDefaults(t *testing.T) {
 	if len(objs["DaemonSet"]) != 1 {
 		t.Error("the crypto labeller is on by default")
 	}
+	// The dashboards, byte for byte, labelled for Grafana's sidecar.
+	if n := len(objs["ConfigMap"]); n != 3 {
+		t.Errorf("%d dashboard ConfigMaps, want 3", n)
+	}
+	for _, u := range objs["ConfigMap"] {
+		cm := as[corev1.ConfigMap](t, u)
+		if cm.Labels["grafana_dashboard"] != "1" || len(cm.Data) != 1 {
+			t.Errorf("ConfigMap %s: labels %v, %d keys", cm.Name, cm.Labels, len(cm.Data))
+		}
+		for key, data := range cm.Data {
+			want, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "dashboards", key))
+			if err != nil || strings.TrimSpace(string(want)) != data {
+				t.Errorf("ConfigMap %s key %s differs from dashboards/%s (%v)", cm.Name, key, key, err)
+			}
+		}
+	}
 	for _, u := range objs["ClusterRole"] {
 		if n := secretRules(as[rbacv1.ClusterRole](t, u).Rules); n > 0 {
 			t.Errorf("ClusterRole %s grants Secrets cluster-wide by default", u.GetName())
@@ -168,9 +185,9 @@ func TestChartValues(t *testing.T) {
 	if !slices.Contains(args, "--prometheus-remote-write-url=http://prometheus.monitoring.svc:9090/api/v1/write") || slices.Contains(args, "--leader-elect") {
 		t.Errorf("args %v", args)
 	}
-	none := render(t, "crds.enabled=false", "profiles.install=false")
-	if len(none["CustomResourceDefinition"])+len(none["EncryptionProfile"]) != 0 {
-		t.Error("crds.enabled=false / profiles.install=false still render them")
+	none := render(t, "crds.enabled=false", "profiles.install=false", "dashboards.enabled=false")
+	if len(none["CustomResourceDefinition"])+len(none["EncryptionProfile"])+len(none["ConfigMap"]) != 0 {
+		t.Error("crds.enabled=false / profiles.install=false / dashboards.enabled=false still render them")
 	}
 }
 

@@ -48,6 +48,9 @@ func run() error {
 	if files["profiles.yaml"], err = profiles("config/samples/profiles"); err != nil {
 		return err
 	}
+	if err := copyDashboards("dashboards", chart+"/files/dashboards"); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(outDir); err != nil {
 		return err
 	}
@@ -188,4 +191,29 @@ func profiles(dir string) ([]byte, error) {
 	}
 	b.WriteString("{{- end }}\n")
 	return []byte(b.String()), nil
+}
+
+// copyDashboards puts the dashboards into the chart's files: their legends use Grafana's {{ }},
+// which templates/dashboards.yaml reads with .Files.Get, not as a template.
+func copyDashboards(src, dst string) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(src, "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.Base(f)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,8 +23,9 @@ type Prometheus struct {
 	proc    *process
 }
 
-// StartPrometheus starts Prometheus on address (host:port) with an empty scrape configuration.
-func StartPrometheus(t testing.TB, address string) *Prometheus {
+// StartPrometheus starts Prometheus on address (host:port), scraping the given host:port
+// targets every second (none: it only receives remote writes).
+func StartPrometheus(t testing.TB, address string, scrape ...string) *Prometheus {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -31,7 +33,11 @@ func StartPrometheus(t testing.TB, address string) *Prometheus {
 	}
 	dir := t.TempDir()
 	config := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(config, []byte("global:\n  scrape_interval: 15s\nscrape_configs: []\n"), 0o644); err != nil {
+	cfg := "global:\n  scrape_interval: 15s\nscrape_configs: []\n"
+	if len(scrape) > 0 {
+		cfg = fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: test\n    static_configs:\n      - targets: [%s]\n", strings.Join(scrape, ", "))
+	}
+	if err := os.WriteFile(config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),

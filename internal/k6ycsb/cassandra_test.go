@@ -11,6 +11,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/dashboards"
 	"secured.dev/operator/internal/dataplane"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/testpki"
@@ -135,8 +136,10 @@ func remoteWrite(t *testing.T, with func(map[string]string) map[string]string) {
 	t.Helper()
 	prom := dataplane.StartPrometheus(t, "127.0.0.63:19090")
 	s, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s",
-		"K6_PROMETHEUS_RW_SERVER_URL": prom.RemoteWriteURL(), "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true"}),
-		"--out", "experimental-prometheus-rw", "--tag", "benchmark=rw-test")
+		"K6_PROMETHEUS_RW_SERVER_URL": prom.RemoteWriteURL(), "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true",
+		// Several pushes in 3 s, so that rate() in the dashboards has samples to work on.
+		"K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}),
+		"--out", "experimental-prometheus-rw", "--tag", "benchmark=rw-test", "--tag", "namespace=rw-ns")
 	if err != nil {
 		t.Fatalf("workload A with remote write: %v\n%s", err, out)
 	}
@@ -176,6 +179,18 @@ func remoteWrite(t *testing.T, with func(map[string]string) map[string]string) {
 			if err := check(r.Metric["op"], v); err != nil {
 				t.Error(err)
 			}
+		}
+	}
+
+	// The benchmark-run dashboard's panels and variables, on these real client series.
+	d := dashboards.BenchmarkRun()
+	for _, q := range d.Queries() {
+		expr := dashboards.Substitute(q.Expr, map[string]string{"namespace": "rw-ns", "benchmark": "rw-test", "__rate_interval": "1m"})
+		res, err := prom.Query(ctx, expr)
+		if err != nil {
+			t.Errorf("%s: %v", q.Where, err)
+		} else if len(res) == 0 {
+			t.Errorf("%s: no data for %s", q.Where, expr)
 		}
 	}
 }
