@@ -112,13 +112,9 @@ func (n *CassandraNode) render(t testing.TB) {
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
 		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()}}
 	if n.Tunnel != nil {
-		// The launcher sets the tunnel address from the address table, as in a pod.
-		if n.Tunnel.CarriesNodes() {
-			topo.ListenAddress = ""
-		}
-		if n.Tunnel.CarriesClients() {
-			topo.RPCAddress = ""
-		}
+		// The launcher sets both addresses, the tunnel's from the address table and the
+		// pod's from POD_IP, as in a pod.
+		topo.ListenAddress, topo.RPCAddress = "", ""
 	}
 	yaml, err := cassandra.Config(topo, n.Step)
 	if err != nil {
@@ -155,6 +151,9 @@ func (n *CassandraNode) launch(t testing.TB) {
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
 	if n.Tunnel != nil {
 		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {
+				e.Value = n.Address // the downward API's part
+			}
 			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 		}
 		cmd.Env = append(cmd.Env, "HOSTNAME="+n.Name, "TMPDIR="+n.Dir)

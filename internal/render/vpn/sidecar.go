@@ -102,9 +102,12 @@ func (p Plan) Ports() networkingv1.NetworkPolicyPort {
 	return networkingv1.NetworkPolicyPort{Protocol: &udp, Port: &port}
 }
 
-// Env tells a datastore container where its tunnel address is: the launcher binds it.
+// Env tells a datastore container where its tunnel address is (the launcher binds it) and its
+// pod address.
 func Env(p Plan, addresses string) []corev1.EnvVar {
-	return []corev1.EnvVar{{Name: "VPN_ADDRESSES", Value: addresses}, {Name: "VPN_SCOPE", Value: string(p.Scope)}}
+	return []corev1.EnvVar{{Name: "VPN_ADDRESSES", Value: addresses}, {Name: "VPN_SCOPE", Value: string(p.Scope)},
+		// Channels outside the tunnel stay on the pod's address.
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
 }
 
 // PodSecurityProblem explains why a namespace's Pod Security admission level refuses the
