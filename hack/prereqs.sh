@@ -5,7 +5,8 @@
 # Central jars), tcpdump (the confidentiality canary captures loopback traffic; it needs
 # root or CAP_NET_RAW), Prometheus (benchmark clients remote-write to it), and for the VPN
 # tests iproute2 (network namespaces), WireGuard's tools and wireguard-go, OpenVPN, nftables
-# (the sidecar's underlay rule) and iperf3 (tunnel throughput). Go 1.26 itself must already be
+# (the sidecar's underlay rule) and iperf3 (tunnel throughput); Chromium opens the HTML study
+# report headless to check its charts are drawn. Go 1.26 itself must already be
 # installed; Debian's golang package is too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
@@ -25,6 +26,7 @@ command -v wireguard-go >/dev/null || need+=(wireguard-go)
 command -v openvpn >/dev/null || need+=(openvpn)
 command -v nft >/dev/null || need+=(nftables)
 command -v iperf3 >/dev/null || need+=(iperf3)
+command -v chromium >/dev/null || need+=(chromium)
 if ((${#need[@]})); then
   log "installing ${need[*]} from Debian"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo

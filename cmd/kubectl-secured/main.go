@@ -1,7 +1,7 @@
 // Command kubectl-secured is the operator's kubectl plugin. Installed on PATH it runs as
 // `kubectl secured ...`:
 //
-//	kubectl secured study report NAME [-n NAMESPACE] [-o text|markdown|json]
+//	kubectl secured study report NAME [-n NAMESPACE] [-o text|markdown|json|html]
 //
 // prints a TradeoffStudy's report: the final one from its report ConfigMap, or, while the
 // study runs, the analysis of the repetitions measured so far.
@@ -27,7 +27,7 @@ import (
 	"secured.dev/operator/internal/study"
 )
 
-const usage = `usage: kubectl secured study report NAME [-n NAMESPACE] [-o text|markdown|json] [--kubeconfig FILE]`
+const usage = `usage: kubectl secured study report NAME [-n NAMESPACE] [-o text|markdown|json|html] [--kubeconfig FILE]`
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("study report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	namespace := fs.String("n", "", "namespace of the study (default: the kubeconfig context's)")
-	format := fs.String("o", "text", "output: text (bar chart), markdown or json")
+	format := fs.String("o", "text", "output: text (bar chart), markdown, json, or html (one file with charts, for a browser)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	if err := fs.Parse(args[3:]); err != nil {
 		return fmt.Errorf("%v\n%s", err, usage)
@@ -84,8 +84,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if b, err = r.JSON(); err == nil {
 			_, err = out.Write(append(b, '\n'))
 		}
+	case "html":
+		var b []byte
+		if b, err = r.HTML(); err == nil {
+			_, err = out.Write(b)
+		}
 	default:
-		return fmt.Errorf("-o %s: use text, markdown or json", *format)
+		return fmt.Errorf("-o %s: use text, markdown, json or html", *format)
 	}
 	return err
 }

@@ -99,7 +99,10 @@ func TestStudyReport(t *testing.T) {
 	if _, err := report("nope"); err == nil || !strings.Contains(err.Error(), "TradeoffStudy nope not found in namespace default") {
 		t.Errorf("missing study: %v", err)
 	}
-	if _, err := report("cli", "-o", "yaml"); err == nil || !strings.Contains(err.Error(), "-o yaml: use text, markdown or json") {
+	if out, err := report("cli", "-o", "html"); err != nil || !strings.Contains(out, `<div id="overhead" class="chart">`) {
+		t.Errorf("html: %v\n%.300s", err, out)
+	}
+	if _, err := report("cli", "-o", "yaml"); err == nil || !strings.Contains(err.Error(), "-o yaml: use text, markdown, json or html") {
 		t.Errorf("bad format: %v", err)
 	}
 	if err := run(ctx, []string{"study"}, &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "usage:") {
