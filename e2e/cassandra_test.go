@@ -58,6 +58,24 @@ func applyProfile(t *testing.T, c client.Client, name string) {
 	}
 }
 
+// smallCassandra is a topology that fits several datastores on the Kind cluster of a 2-core
+// machine; nodes 0 leaves the count to a study's matrix.
+func smallCassandra(nodes int32) *v1alpha1.CassandraTopology {
+	memory := resource.MustParse("1Gi")
+	t := &v1alpha1.CassandraTopology{
+		Heap: ptr.To(resource.MustParse("384Mi")),
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
+		},
+		Storage: v1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("1Gi"))},
+	}
+	if nodes > 0 {
+		t.Nodes = ptr.To(nodes)
+	}
+	return t
+}
+
 // waitReady waits up to 15 minutes for the datastore's Ready phase, logging each new progress
 // line; nodes names what its ready count counts.
 func waitReady(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, start time.Time, nodes string) {
@@ -113,19 +131,11 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
 	applyProfile(t, c, "tls13-aes128-gcm")
 
-	memory := resource.MustParse("1Gi")
 	ds := &v1alpha1.SecuredDatastore{
 		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns.Name},
 		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine: v1alpha1.EngineCassandra,
-			Cassandra: &v1alpha1.CassandraTopology{
-				Nodes: ptr.To[int32](3), Heap: ptr.To(resource.MustParse("384Mi")),
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
-				},
-				Storage: v1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("1Gi"))},
-			},
+			Engine:       v1alpha1.EngineCassandra,
+			Cassandra:    smallCassandra(3),
 			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: "tls13-aes128-gcm"},
 			Placement:    &v1alpha1.PlacementSpec{CryptoAcceleration: v1alpha1.AccelerationRequired, Features: []v1alpha1.CPUFeature{"AESNI"}},
 			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},

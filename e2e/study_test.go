@@ -35,18 +35,11 @@ func TestStudyOfFourCassandraProfiles(t *testing.T) {
 	for _, p := range profiles {
 		applyProfile(t, c, p)
 	}
-	memory := resource.MustParse("800Mi")
 	s := &v1alpha1.TradeoffStudy{
 		ObjectMeta: metav1.ObjectMeta{Name: "tls-cost", Namespace: ns.Name},
 		Spec: v1alpha1.TradeoffStudySpec{
-			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra, Cassandra: &v1alpha1.CassandraTopology{
-				Heap: ptr.To(resource.MustParse("320Mi")),
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: memory},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
-				},
-				Storage: v1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("1Gi"))},
-			}},
+			// The matrix sets the nodes.
+			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra, Cassandra: smallCassandra(0)},
 			Matrix: v1alpha1.StudyMatrix{Profiles: profiles, Baseline: "plaintext",
 				Acceleration: []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff}, ClusterSizes: []int32{1}},
 			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 15 * time.Second}},

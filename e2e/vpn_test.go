@@ -8,9 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -29,19 +27,11 @@ func vpnDatastore(t *testing.T, c client.Client, profile string, nodes int32) *v
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
 	applyProfile(t, c, profile)
-	memory := resource.MustParse("1Gi")
 	ds := &v1alpha1.SecuredDatastore{
 		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns.Name},
 		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine: v1alpha1.EngineCassandra,
-			Cassandra: &v1alpha1.CassandraTopology{
-				Nodes: ptr.To(nodes), Heap: ptr.To(resource.MustParse("384Mi")),
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: memory},
-				},
-				Storage: v1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("1Gi"))},
-			},
+			Engine:       v1alpha1.EngineCassandra,
+			Cassandra:    smallCassandra(nodes),
 			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: profile},
 			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
 		},
