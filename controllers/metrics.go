@@ -31,7 +31,7 @@ var (
 		Name: "secured_datastore_nodes",
 		Help: "Nodes of a datastore by state: desired (spec) and ready (status.readyNodes); a roll shows as ready below desired.",
 	}, []string{"namespace", "datastore", "state"})
-	endpointLabels = []string{"namespace", "datastore", "channel", "endpoint"}
+	endpointLabels   = []string{"namespace", "datastore", "channel", "endpoint"}
 	acceptedProtocol = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "secured_datastore_accepted_protocol",
 		Help: "1 for each TLS protocol an endpoint accepted at the last wire probe.",
