@@ -4,10 +4,12 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,5 +59,14 @@ func TestWireGuardNodeToNodeDatastoreBecomesReady(t *testing.T) {
 func TestOpenVPNDatastoreIsBenchmarkedThroughTheTunnel(t *testing.T) {
 	c := newClient(t)
 	ds := vpnDatastore(t, c, "openvpn", 2)
-	benchmarkDatastore(t, c, ds, "", "")
+	benchmarkDatastore(t, c, ds, "plaintext", "none")
+	b := &v1alpha1.DatastoreBenchmark{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name + "-a"}, b); err != nil {
+		t.Fatal(err)
+	}
+	// The pod addresses refuse CQL (EncryptionVerified checked it): the clients used the tunnel.
+	ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
+	if ready == nil || !strings.Contains(ready.Message, "100.80.0.1:9042") || !strings.Contains(ready.Message, "OpenVPN tunnel") {
+		t.Errorf("the benchmark did not target the tunnel: %+v", ready)
+	}
 }
