@@ -144,7 +144,16 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 		st := getStudy(g, "st")
 		before := st.Status.NextRun
 		ran = append(ran, finishRepetition(t, g, st, ops))
-		g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "st").Status.NextRun).To(BeNumerically(">", before)) }).Should(Succeed())
+		// Under a loaded CI machine a restarted manager takes a while to pick the work up; the
+		// failure says what the study and its benchmark were waiting for.
+		g.Eventually(func(g Gomega) {
+			now := getStudy(g, "st")
+			var b v1alpha1.DatastoreBenchmark
+			_ = env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default",
+				Name: study.BenchmarkName(cellOf(g, st, st.Status.Schedule[before]).Datastore, study.Repetition(st.Status.Schedule, int(before)))}, &b)
+			g.Expect(now.Status.NextRun).To(BeNumerically(">", before), "study %s: %+v; benchmark %s %s: %+v",
+				now.Status.Phase, now.Status.Conditions, b.Name, b.Status.Phase, b.Status.Conditions)
+		}, time.Minute).Should(Succeed())
 	}
 	step()
 	step()
