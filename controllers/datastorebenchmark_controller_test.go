@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,9 +67,8 @@ func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
 	}).Should(Succeed(), "every cell gets its datastore")
 
 	// Cancelled before any repetition: the datastores go, the (empty) report stays.
-	st := get(g, s)
-	st.Spec.Cancel = true
-	g.Expect(env.Client.Update(context.Background(), st)).To(Succeed())
+	cancel := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))
+	g.Expect(env.Client.Patch(context.Background(), s, cancel)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		st := get(g, s)
 		g.Expect(st.Status.Phase).To(Equal(v1alpha1.StudyCancelled))
