@@ -73,6 +73,10 @@ bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK
 
 ##@ Kind (offline)
 
+.PHONY: demo
+demo: ## The product on a local Kind cluster: cert-manager, Prometheus, the operator (Helm), a verified 3-node TLS 1.3 Cassandra and a small study with its report. Safe to re-run.
+	hack/demo.sh
+
 .PHONY: kind-up
 kind-up: ## Start a Docker engine if needed and a 1+3 node Kind cluster; images built from package registries.
 	hack/kind-up.sh

@@ -219,13 +219,16 @@ func TestEnablingTLSRollsOneStepAtATime(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(applied.String()).To(Equal(step))
 		}).Should(Succeed())
-		// While the roll runs, the operator neither moves on nor claims Ready.
-		g.Consistently(func(g Gomega) {
+		// While the roll runs, the operator neither moves on nor claims Ready. The StatefulSet
+		// is applied before the reconcile's one status write, so wait for that first.
+		rolling := func(g Gomega) {
 			got := get(g, ds)
 			g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring(step))
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseUpdating))
-		}, 500*time.Millisecond).Should(Succeed())
+		}
+		g.Eventually(rolling).Should(Succeed())
+		g.Consistently(rolling, 500*time.Millisecond).Should(Succeed())
 		rollOut(t, ds)
 	}
 	g.Eventually(func(g Gomega) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -160,8 +162,16 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 			var b v1alpha1.DatastoreBenchmark
 			_ = env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default",
 				Name: study.BenchmarkName(cellOf(g, st, st.Status.Schedule[before]).Datastore, study.Repetition(st.Status.Schedule, int(before)))}, &b)
-			g.Expect(now.Status.NextRun).To(BeNumerically(">", before), "study %s: %+v; benchmark %s %s: %+v",
-				now.Status.Phase, now.Status.Conditions, b.Name, b.Status.Phase, b.Status.Conditions)
+			var jobs batchv1.JobList
+			_ = env.Client.List(context.Background(), &jobs, client.InNamespace("default"))
+			var seen []string
+			for _, j := range jobs.Items {
+				if strings.HasPrefix(j.Name, b.Name) {
+					seen = append(seen, fmt.Sprintf("%s (succeeded %d, conditions %d, deleting %t)", j.Name, j.Status.Succeeded, len(j.Status.Conditions), j.DeletionTimestamp != nil))
+				}
+			}
+			g.Expect(now.Status.NextRun).To(BeNumerically(">", before), "study %s: %+v; benchmark %s %s: %+v, runs %+v; jobs %v",
+				now.Status.Phase, now.Status.Conditions, b.Name, b.Status.Phase, b.Status.Conditions, b.Status.Runs, seen)
 		}, time.Minute).Should(Succeed())
 	}
 	step()

@@ -1,0 +1,37 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/internal/badinput"
+)
+
+// The bad-manifest corpus that make test applies to envtest's API server is refused by the
+// Kind cluster's API server, with the CRDs the Helm chart installed, in the same words.
+func TestBadManifestsAreRejectedByTheClusterWithTheSameMessages(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-badinput-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	corpus, err := badinput.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range corpus {
+		t.Run(m.Name, func(t *testing.T) {
+			if err := badinput.Check(ctx, c, m, ns.Name); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Logf("%d bad manifests refused", len(corpus))
+}
