@@ -49,6 +49,10 @@ type benchmarkScope struct {
 	b       *v1alpha1.DatastoreBenchmark
 	target  benchmark.Target
 	requeue time.Duration
+	// collected: finished Jobs whose results this pass recorded. They are deleted only after
+	// the status write: a Job deleted before its result is stored would be created again by
+	// a pass that reads the status without it.
+	collected []*batchv1.Job
 }
 
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks,verbs=get;list;watch
@@ -75,6 +79,9 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 	publishBenchmark(b)
 	if _, werr := patchStatus(ctx, r.Client, before, b, func(b *v1alpha1.DatastoreBenchmark) any { return b.Status }); werr != nil {
 		return requeueOnConflict(werr)
+	}
+	for _, job := range s.collected {
+		err = errors.Join(err, r.deleteJob(ctx, job))
 	}
 	return ctrl.Result{RequeueAfter: s.requeue}, err
 }

@@ -71,7 +71,8 @@ func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkSco
 		setCondition(&b.Status.Conditions, b.Generation, ConditionLoaded, metav1.ConditionTrue, "Loaded", msg)
 		r.Recorder.Eventf(b, nil, "Normal", "Loaded", "Load", "%s", msg)
 	}
-	return false, r.deleteJob(ctx, job) // the next pass starts the runs
+	s.collected = append(s.collected, job)
+	return false, nil // the next pass starts the runs
 }
 
 // runs measures the repetitions one Job at a time and concludes.
@@ -89,12 +90,10 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 			return false, err
 		}
 		r.record(b, run, out)
+		s.collected = append(s.collected, job)
 		if run.Phase == v1alpha1.RunFailed {
 			r.fail(b, "RunFailed", fmt.Sprintf("run %d failed: %s", run.Index, run.InvalidReason))
-			return false, r.deleteJob(ctx, job)
-		}
-		if err := r.deleteJob(ctx, job); err != nil {
-			return false, err
+			return false, nil
 		}
 	}
 
