@@ -49,7 +49,7 @@ test: prereqs envtest-assets ## Run every test: unit, API validation and control
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 30m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 40m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: test-hbase
 test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS transition (~7 min).
