@@ -6,9 +6,6 @@ import (
 	"context"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"secured.dev/operator/internal/badinput"
 )
 
@@ -17,11 +14,7 @@ import (
 func TestBadManifestsAreRejectedByTheClusterWithTheSameMessages(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-badinput-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := testNamespace(t, c, "badinput", "")
 	corpus, err := badinput.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -123,12 +123,7 @@ func waitVerified(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) 
 func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-cassandra-",
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := testNamespace(t, c, "cassandra", "restricted")
 	applyProfile(t, c, "tls13-aes128-gcm")
 
 	ds := &v1alpha1.SecuredDatastore{

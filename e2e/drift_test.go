@@ -29,12 +29,7 @@ import (
 func TestWireDriftFromAHandEditIsReportedWithinOneProbeInterval(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-drift-",
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := testNamespace(t, c, "drift", "restricted")
 	applyProfile(t, c, "tls13-aes128-gcm")
 	const interval = 30 * time.Second
 	ds := &v1alpha1.SecuredDatastore{

@@ -25,12 +25,7 @@ import (
 func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-hbase-",
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := testNamespace(t, c, "hbase", "restricted")
 	applyProfile(t, c, "hbase-kerberos-privacy")
 
 	ds := &v1alpha1.SecuredDatastore{

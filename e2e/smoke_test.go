@@ -42,6 +42,21 @@ func newClient(t *testing.T) client.Client {
 	return c
 }
 
+// testNamespace creates a namespace for one test under the Pod Security level given (empty:
+// none enforced) and deletes it, with all the test made in it, when the test ends.
+func testNamespace(t *testing.T, c client.Client, prefix, podSecurity string) *corev1.Namespace {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-" + prefix + "-"}}
+	if podSecurity != "" {
+		ns.Labels = map[string]string{"pod-security.kubernetes.io/enforce": podSecurity}
+	}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	return ns
+}
+
 // eventually polls f until it returns nil or the timeout passes, then fails with f's error.
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
 	t.Helper()

@@ -25,12 +25,7 @@ import (
 func TestStudyOfFourCassandraProfiles(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-study-",
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := testNamespace(t, c, "study", "restricted")
 	profiles := []string{"plaintext", "tls12-aes128-gcm", "tls13-aes128-gcm", "tls13-chacha20"}
 	for _, p := range profiles {
 		applyProfile(t, c, p)

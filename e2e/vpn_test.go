@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,12 +21,7 @@ import (
 func vpnDatastore(t *testing.T, c client.Client, profile string, nodes int32) *v1alpha1.SecuredDatastore {
 	t.Helper()
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-" + profile + "-",
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := testNamespace(t, c, profile, "privileged")
 	applyProfile(t, c, profile)
 	ds := &v1alpha1.SecuredDatastore{
 		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns.Name},
