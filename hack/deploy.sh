@@ -16,12 +16,13 @@ while read -r line; do img[${line%%=*}]=${line#*=}; done < <("$root/hack/images.
 log "operator ${img[manager]}, Cassandra ${img[cassandra]}"
 
 # A cluster deployed before the chart has the same objects without Helm's ownership: let the
-# release adopt the CRDs and profiles (deleting them would delete every datastore), and
-# replace the operator's own objects (the Deployment's selector changed).
+# release adopt the CRDs (deleting them would delete every datastore), and replace the
+# operator's own objects (the Deployment's selector changed). The operator applies the
+# profile catalogue itself.
 if ! "$helm" status "$release" -n "$namespace" >/dev/null 2>&1; then
   "$kubectl" -n "$namespace" delete deployment,serviceaccount "$release" --ignore-not-found >&2
   "$kubectl" delete clusterrole,clusterrolebinding "$release" --ignore-not-found >&2
-  for obj in $("$kubectl" get crd -o name | grep 'datastore.secured.dev') $("$kubectl" get encryptionprofiles -o name 2>/dev/null); do
+  for obj in $("$kubectl" get crd -o name | grep 'datastore.secured.dev'); do
     "$kubectl" label --overwrite "$obj" app.kubernetes.io/managed-by=Helm >/dev/null
     "$kubectl" annotate --overwrite "$obj" meta.helm.sh/release-name="$release" meta.helm.sh/release-namespace="$namespace" >/dev/null
   done

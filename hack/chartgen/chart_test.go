@@ -102,18 +102,45 @@ func TestChartDefaults(t *testing.T) {
 			t.Errorf("CRD %s lacks the keep policy", crd.GetName())
 		}
 	}
-	if n := len(objs["EncryptionProfile"]); n != 18 {
-		t.Errorf("%d profiles, want the 18 of config/samples/profiles", n)
+	// Helm cannot create custom resources in the release that installs their CRDs: the
+	// catalogue is a ConfigMap the operator mounts and applies, byte for byte the samples.
+	if n := len(objs["EncryptionProfile"]); n != 0 {
+		t.Errorf("%d EncryptionProfiles in the release: a fresh install cannot map them", n)
+	}
+	var dashboards []corev1.ConfigMap
+	for _, u := range objs["ConfigMap"] {
+		cm := as[corev1.ConfigMap](t, u)
+		if !strings.HasSuffix(cm.Name, "-profiles") {
+			dashboards = append(dashboards, cm)
+			continue
+		}
+		want, err := samples.Profiles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cm.Data) != len(want) || len(want) != 18 {
+			t.Errorf("the catalogue ConfigMap has %d profiles; want the 18 of config/samples/profiles", len(cm.Data))
+		}
+		for key, data := range cm.Data {
+			src, err := os.ReadFile(filepath.Join(samples.ProfilesDir(), key))
+			if err != nil || strings.TrimRight(string(src), "\n") != strings.TrimRight(data, "\n") {
+				t.Errorf("catalogue key %s differs from config/samples/profiles/%s (%v)", key, key, err)
+			}
+		}
+	}
+	dep := as[appsv1.Deployment](t, objs["Deployment"][0])
+	if !slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--profile-catalogue=/etc/secured-datastore-operator/profiles") ||
+		len(dep.Spec.Template.Spec.Volumes) != 1 || !strings.HasSuffix(dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name, "-secured-datastore-operator-profiles") {
+		t.Errorf("the operator does not mount and apply the catalogue: args %v, volumes %+v", dep.Spec.Template.Spec.Containers[0].Args, dep.Spec.Template.Spec.Volumes)
 	}
 	if len(objs["DaemonSet"]) != 1 {
 		t.Error("the crypto labeller is on by default")
 	}
 	// The dashboards, byte for byte, labelled for Grafana's sidecar.
-	if n := len(objs["ConfigMap"]); n != 3 {
+	if n := len(dashboards); n != 3 {
 		t.Errorf("%d dashboard ConfigMaps, want 3", n)
 	}
-	for _, u := range objs["ConfigMap"] {
-		cm := as[corev1.ConfigMap](t, u)
+	for _, cm := range dashboards {
 		if cm.Labels["grafana_dashboard"] != "1" || len(cm.Data) != 1 {
 			t.Errorf("ConfigMap %s: labels %v, %d keys", cm.Name, cm.Labels, len(cm.Data))
 		}
@@ -141,7 +168,6 @@ func TestChartDefaults(t *testing.T) {
 		t.Errorf("Secrets Roles in %v, want default and the release namespace", roleNamespaces)
 	}
 
-	dep := as[appsv1.Deployment](t, objs["Deployment"][0])
 	pod := dep.Spec.Template.Spec
 	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot ||
 		pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
@@ -159,7 +185,7 @@ func TestChartDefaults(t *testing.T) {
 
 // Every value changes what it says.
 func TestChartValues(t *testing.T) {
-	objs := render(t, "rbac.clusterWideSecrets=true", "crds.keep=false", "profiles.keep=false", "cryptoLabeller.enabled=false",
+	objs := render(t, "rbac.clusterWideSecrets=true", "crds.keep=false", "cryptoLabeller.enabled=false",
 		"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps",
 		"prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write", "leaderElection.enabled=false")
 	if len(objs["Role"]) != 0 {
@@ -168,11 +194,9 @@ func TestChartValues(t *testing.T) {
 	if n := secretRules(as[rbacv1.ClusterRole](t, objs["ClusterRole"][0]).Rules); n != 1 {
 		t.Errorf("clusterWideSecrets: %d Secrets rules in the ClusterRole, want 1", n)
 	}
-	for _, kind := range []string{"CustomResourceDefinition", "EncryptionProfile"} {
-		for _, u := range objs[kind] {
-			if _, ok := u.GetAnnotations()["helm.sh/resource-policy"]; ok {
-				t.Errorf("%s %s keeps despite keep=false", kind, u.GetName())
-			}
+	for _, u := range objs["CustomResourceDefinition"] {
+		if _, ok := u.GetAnnotations()["helm.sh/resource-policy"]; ok {
+			t.Errorf("CRD %s keeps despite crds.keep=false", u.GetName())
 		}
 	}
 	if len(objs["DaemonSet"]) != 0 {
@@ -186,7 +210,8 @@ func TestChartValues(t *testing.T) {
 		t.Errorf("args %v", args)
 	}
 	none := render(t, "crds.enabled=false", "profiles.install=false", "dashboards.enabled=false")
-	if len(none["CustomResourceDefinition"])+len(none["EncryptionProfile"])+len(none["ConfigMap"]) != 0 {
+	if len(none["CustomResourceDefinition"])+len(none["ConfigMap"]) != 0 ||
+		slices.ContainsFunc(as[appsv1.Deployment](t, none["Deployment"][0]).Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--profile-catalogue") }) {
 		t.Error("crds.enabled=false / profiles.install=false / dashboards.enabled=false still render them")
 	}
 }

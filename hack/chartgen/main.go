@@ -163,8 +163,9 @@ subjects:
 	return cluster, secrets, nil
 }
 
-// profiles installs the shipped catalogue, kept on uninstall under profiles.keep: datastores
-// refer to them by name.
+// profiles ships the catalogue as a ConfigMap the operator mounts and applies at start
+// (controllers.ProfileCatalogue): Helm cannot create custom resources in the release that
+// installs their CRDs.
 func profiles(dir string) ([]byte, error) {
 	srcs, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
@@ -172,7 +173,15 @@ func profiles(dir string) ([]byte, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, header, dir)
-	b.WriteString("{{- if .Values.profiles.install }}\n")
+	b.WriteString(`{{- if .Values.profiles.install }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ include "sdo.fullname" . }}-profiles
+  namespace: {{ .Release.Namespace }}
+  labels: {{- include "sdo.labels" . | nindent 4 }}
+data:
+`)
 	for _, src := range srcs {
 		data, err := os.ReadFile(src)
 		if err != nil {
@@ -181,13 +190,14 @@ func profiles(dir string) ([]byte, error) {
 		if err := plain(src, data); err != nil {
 			return nil, err
 		}
-		s := strings.TrimPrefix(string(data), "---\n")
-		const anchor = "metadata:\n"
-		if !strings.Contains(s, anchor) {
-			return nil, fmt.Errorf("%s: no metadata", src)
+		fmt.Fprintf(&b, "  %s: |\n", filepath.Base(src))
+		for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+			if line == "" {
+				b.WriteString("\n")
+				continue
+			}
+			b.WriteString("    " + line + "\n")
 		}
-		s = strings.Replace(s, anchor, anchor+"  labels: {{- include \"sdo.labels\" $ | nindent 4 }}\n  {{- if $.Values.profiles.keep }}\n  annotations:\n    helm.sh/resource-policy: keep\n  {{- end }}\n", 1)
-		b.WriteString("---\n" + s)
 	}
 	b.WriteString("{{- end }}\n")
 	return []byte(b.String()), nil
