@@ -187,7 +187,7 @@ func observation(e endpoint, res probe.Result, err error, now metav1.Time) v1alp
 		PlaintextAccepted: res.PlaintextAccepted, ClientAuthRequired: res.ClientAuthRequired,
 	}
 	if c := res.Certificate; c != nil {
-		o.Certificate = &v1alpha1.ObservedCertificate{Subject: c.Subject, Issuer: c.Issuer, DNSNames: slices.Clone(c.DNSNames), NotAfter: metav1.NewTime(c.NotAfter)}
+		o.Certificate = &v1alpha1.ObservedCertificate{Subject: c.Subject, Issuer: c.Issuer, DNSNames: slices.Clone(c.DNSNames), NotAfter: metav1.NewTime(c.NotAfter), Serial: c.Serial}
 	}
 	if err != nil {
 		o.Error = err.Error()

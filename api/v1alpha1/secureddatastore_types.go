@@ -322,6 +322,10 @@ type ObservedCertificate struct {
 	DNSNames []string `json:"dnsNames,omitempty"`
 	// notAfter: expiry.
 	NotAfter metav1.Time `json:"notAfter,omitempty"`
+	// serial number, in decimal: it changes with every issuance, so a renewal shows here once
+	// the node serves the new certificate, not when cert-manager writes the Secret.
+	// +optional
+	Serial string `json:"serial,omitempty"`
 }
 
 // ObservedChannel is what the wire prober saw on one endpoint of a channel.

@@ -21,6 +21,11 @@
 //   CQL_CONNECTIONS_PER_HOST  connections per node, each multiplexing requests; 2
 //   CQL_TLS_PROTOCOL / CQL_TLS_CIPHER_SUITE   pin TLS to exactly this protocol and suite
 //   CQL_TLS_CA_FILE / CQL_TLS_SERVER_NAME     trust and name to verify
+//   CQL_TLS_FALLBACK      plaintext: connect in plaintext to nodes that do not speak TLS yet
+//                         (an application's view of a live Disabled→Optional→Required change;
+//                         never for a measurement); unset
+//   CQL_RETRIES           retries of a failed statement on the next node; 0 (a benchmark counts
+//                         every failure)
 //
 // The summary on stdout is the JSON the operator reads (internal/benchresult).
 import { cql, workload } from 'k6/x/ycsb';
@@ -78,6 +83,7 @@ const db = cql({
   keyspace: env.CQL_KEYSPACE || 'ycsb',
   consistency: env.CQL_CONSISTENCY || 'ONE',
   connectionsPerHost: num('CQL_CONNECTIONS_PER_HOST', 0),
+  retries: num('CQL_RETRIES', 0),
   profile: env.YCSB_PROFILE || (env.CQL_TLS_PROTOCOL ? 'tls' : 'plaintext'),
   tls: env.CQL_TLS_PROTOCOL
     ? {
@@ -85,6 +91,7 @@ const db = cql({
         cipherSuite: env.CQL_TLS_CIPHER_SUITE || '',
         caFile: env.CQL_TLS_CA_FILE || '',
         serverName: env.CQL_TLS_SERVER_NAME || '',
+        fallback: env.CQL_TLS_FALLBACK || '',
       }
     : undefined,
 });

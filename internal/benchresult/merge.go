@@ -9,7 +9,7 @@ func Merge(parts []Summary) (Summary, float64) {
 		return Summary{}, 0
 	}
 	out := parts[0]
-	out.Latencies = nil
+	out.Latencies, out.Connections = nil, nil
 	throughput := 0.0
 	byOp := map[string]*Latency{}
 	var order []string
@@ -30,6 +30,12 @@ func Merge(parts []Summary) (Summary, float64) {
 			if out.FirstError == "" {
 				out.FirstError = p.FirstError
 			}
+		}
+		for kind, n := range p.Connections {
+			if out.Connections == nil {
+				out.Connections = map[string]int64{}
+			}
+			out.Connections[kind] += n
 		}
 		for _, l := range p.Latencies {
 			m, ok := byOp[l.Operation]

@@ -31,6 +31,9 @@ type Summary struct {
 	ClientCPUSeconds  float64 `json:"clientCPUSeconds"`
 	// FirstError is the first failure's message, to say why a run is invalid.
 	FirstError string `json:"firstError,omitempty"`
+	// Connections the client opened, by kind: "tls" and "plaintext". Both kinds appear only
+	// with a plaintext fallback, while a live cluster moves between plaintext and TLS.
+	Connections map[string]int64 `json:"connections,omitempty"`
 
 	Latencies []Latency `json:"latencies"`
 }

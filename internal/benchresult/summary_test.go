@@ -42,13 +42,18 @@ func TestSummaryRoundTrip(t *testing.T) {
 func TestMerge(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	a := Summary{Start: t0, End: t0.Add(10 * time.Second), Operations: 1000, ClientCPUSeconds: 1, Protocol: "TLSv1.3",
-		Latencies: []Latency{{Operation: "read", Count: 600, P50: 100, P95: 200, P99: 300, Max: 900}, {Operation: "update", Count: 400, P50: 50, P95: 60, P99: 70, Max: 80}}}
+		Connections: map[string]int64{"tls": 3, "plaintext": 1},
+		Latencies:   []Latency{{Operation: "read", Count: 600, P50: 100, P95: 200, P99: 300, Max: 900}, {Operation: "update", Count: 400, P50: 50, P95: 60, P99: 70, Max: 80}}}
 	b := Summary{Start: t0.Add(time.Second), End: t0.Add(11 * time.Second), Operations: 3000, Errors: 2, ClientCPUSeconds: 2, FirstError: "read: timeout",
-		Latencies: []Latency{{Operation: "read", Count: 3000, Errors: 2, P50: 200, P95: 250, P99: 260, Max: 500}}}
+		Connections: map[string]int64{"tls": 2},
+		Latencies:   []Latency{{Operation: "read", Count: 3000, Errors: 2, P50: 200, P95: 250, P99: 260, Max: 500}}}
 	m, throughput := Merge([]Summary{a, b})
 	if throughput != 400 || m.Operations != 4000 || m.Errors != 2 || m.ClientCPUSeconds != 3 || m.FirstError != "read: timeout" ||
 		!m.Start.Equal(t0) || !m.End.Equal(t0.Add(11*time.Second)) || m.Protocol != "TLSv1.3" {
 		t.Fatalf("merged %+v, %v ops/s", m, throughput)
+	}
+	if m.Connections["tls"] != 5 || m.Connections["plaintext"] != 1 || a.Connections["tls"] != 3 {
+		t.Errorf("connections merged to %v (the first pod's now %v); want tls 5, plaintext 1, and the pod's own untouched", m.Connections, a.Connections)
 	}
 	want := []Latency{{Operation: "read", Count: 3600, Errors: 2, P50: 183, P95: 250, P99: 300, Max: 900}, {Operation: "update", Count: 400, P50: 50, P95: 60, P99: 70, Max: 80}}
 	for i, l := range want {

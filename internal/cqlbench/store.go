@@ -40,6 +40,14 @@ type Options struct {
 	ConnectionsPerHost int
 	// FieldCount of the records (YCSB fieldcount).
 	FieldCount int
+	// PlaintextFallback: with TLS, a node that answers the ClientHello with something other
+	// than TLS (its client encryption is Disabled) is connected to in plaintext. For a client
+	// that must keep working while a live cluster moves from Disabled through Optional to
+	// Required; never for a measurement, which must run over exactly the pinned session.
+	PlaintextFallback bool
+	// Retries of a failed statement on the next node; 0 fails at once, as a benchmark wants
+	// (it counts the failure). Every YCSB statement is a read or an upsert, so a retry is safe.
+	Retries int
 }
 
 // TLS is the pinned session and its trust.
@@ -55,7 +63,7 @@ var ErrNotFound = errors.New("no record with this key")
 // Store runs YCSB operations against one Cassandra cluster.
 type Store struct {
 	session *gocql.Session
-	dialer  *pintls.HostDialer
+	dialer  *dialer
 	ks      string
 	fields  int
 
@@ -92,18 +100,23 @@ func Open(o Options) (*Store, error) {
 	if o.ConnectionsPerHost > 0 {
 		c.NumConns = o.ConnectionsPerHost
 	}
+	if o.Retries > 0 {
+		c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: o.Retries}
+		c.DefaultIdempotence = true
+	}
 	s := &Store{ks: o.Keyspace, fields: o.FieldCount}
 	if s.ks == "" {
 		s.ks = "ycsb"
 	}
+	s.dialer = &dialer{plain: net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: c.SocketKeepalive}, fallback: o.PlaintextFallback}
 	if o.TLS != nil {
 		cfg := o.TLS.Config
 		if cfg == nil {
 			cfg = &tls.Config{}
 		}
-		s.dialer = &pintls.HostDialer{Pin: o.TLS.Pin, TLS: cfg, Dialer: net.Dialer{Timeout: c.ConnectTimeout}}
-		c.HostDialer = s.dialer
+		s.dialer.pinned = &pintls.HostDialer{Pin: o.TLS.Pin, TLS: cfg, Dialer: net.Dialer{Timeout: c.ConnectTimeout}}
 	}
+	c.HostDialer = s.dialer
 	var err error
 	if s.session, err = c.CreateSession(); err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", strings.Join(hosts, ","), err)
@@ -145,18 +158,25 @@ func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
 	return nil
 }
 
-// Negotiated is the session's protocol and suite ("plaintext", "none" without TLS).
+// Negotiated is the session's protocol and suite ("plaintext", "none" without TLS, or with
+// a fallback that has not opened a TLS connection yet).
 func (s *Store) Negotiated() (protocol, suite string) {
-	if s.dialer == nil {
+	if s.dialer.pinned == nil {
 		return "plaintext", "none"
 	}
-	p, ok := s.dialer.Negotiated()
+	p, ok := s.dialer.pinned.Negotiated()
+	if !ok && s.dialer.fallback {
+		return "plaintext", "none"
+	}
 	if !ok {
-		p = s.dialer.Pin
+		p = s.dialer.pinned.Pin
 	}
 	cs, _ := crypto.LookupID(p.Suite)
 	return crypto.ProtocolName(p.Version), cs.Name
 }
+
+// Connections the session opened so far, by kind ("tls", "plaintext").
+func (s *Store) Connections() map[string]int64 { return s.dialer.connections() }
 
 // Client runs operations for one virtual user, reusing its buffers between them.
 type Client struct {

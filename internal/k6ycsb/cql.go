@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -25,6 +26,7 @@ type cqlOptions struct {
 	Profile            string      `js:"profile"`
 	ConnectionsPerHost int         `js:"connectionsPerHost"`
 	Timeout            string      `js:"timeout"`
+	Retries            int         `js:"retries"`
 	TLS                *tlsOptions `js:"tls"`
 }
 
@@ -35,6 +37,8 @@ type tlsOptions struct {
 	// CAFile is a PEM bundle; the system roots when empty.
 	CAFile     string `js:"caFile"`
 	ServerName string `js:"serverName"`
+	// Fallback "plaintext" connects in plaintext to a node that does not speak TLS yet.
+	Fallback string `js:"fallback"`
 }
 
 // DB is a Cassandra cluster as a script sees it. The session opens on first use, so the init
@@ -67,7 +71,10 @@ func (m *module) cql(opts sobek.Value) *DB {
 
 // settings checks the options and turns them into the binding's.
 func (o cqlOptions) settings(fieldCount int) (cqlbench.Options, error) {
-	s := cqlbench.Options{Hosts: o.Hosts, Keyspace: o.Keyspace, ConnectionsPerHost: o.ConnectionsPerHost, FieldCount: fieldCount}
+	s := cqlbench.Options{Hosts: o.Hosts, Keyspace: o.Keyspace, ConnectionsPerHost: o.ConnectionsPerHost, FieldCount: fieldCount, Retries: o.Retries}
+	if o.Retries < 0 {
+		return s, fmt.Errorf("ycsb.cql retries %d: give 0 (a failed statement counts as failed) or more", o.Retries)
+	}
 	if o.Consistency != "" {
 		c, err := parseConsistency(o.Consistency)
 		if err != nil {
@@ -85,23 +92,65 @@ func (o cqlOptions) settings(fieldCount int) (cqlbench.Options, error) {
 	if o.TLS == nil {
 		return s, nil
 	}
+	switch o.TLS.Fallback {
+	case "":
+	case "plaintext":
+		s.PlaintextFallback = true
+	default:
+		return s, fmt.Errorf("ycsb.cql tls.fallback %q: use \"plaintext\" (connect in plaintext to nodes that do not speak TLS yet) or leave it empty", o.TLS.Fallback)
+	}
 	pin, err := pintls.Parse(o.TLS.Protocol, o.TLS.CipherSuite)
 	if err != nil {
 		return s, fmt.Errorf("ycsb.cql tls: %w", err)
 	}
 	cfg := &tls.Config{ServerName: o.TLS.ServerName}
 	if o.TLS.CAFile != "" {
-		pem, err := os.ReadFile(o.TLS.CAFile)
-		if err != nil {
-			return s, fmt.Errorf("ycsb.cql tls.caFile: %w", err)
+		// With a fallback the file may appear only when the cluster's TLS does.
+		if _, err := readRoots(o.TLS.CAFile); err != nil && !s.PlaintextFallback {
+			return s, fmt.Errorf("ycsb.cql %w", err)
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return s, fmt.Errorf("ycsb.cql tls.caFile %s holds no PEM certificate", o.TLS.CAFile)
+		if o.TLS.ServerName == "" {
+			return s, errors.New("ycsb.cql tls.serverName: give the name the nodes' certificate carries, to verify it against tls.caFile")
 		}
+		// Verified below instead, against the roots of the moment.
+		cfg.InsecureSkipVerify = true
+		cfg.VerifyConnection = verifyWithRootsFrom(o.TLS.CAFile, o.TLS.ServerName)
 	}
 	s.TLS = &cqlbench.TLS{Pin: pin, Config: cfg}
 	return s, nil
+}
+
+// verifyWithRootsFrom checks the server's chain against the CA file as it is at each
+// handshake, not as it was at start: the file is a mounted trust bundle that gains the new CA
+// when the datastore's CA rotates, and a client running through the rotation must trust it.
+func verifyWithRootsFrom(caFile, serverName string) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		roots, err := readRoots(caFile)
+		if err != nil {
+			return err
+		}
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("the server sent no certificate")
+		}
+		opts := x509.VerifyOptions{DNSName: serverName, Roots: roots, Intermediates: x509.NewCertPool()}
+		for _, c := range cs.PeerCertificates[1:] {
+			opts.Intermediates.AddCert(c)
+		}
+		_, err = cs.PeerCertificates[0].Verify(opts)
+		return err
+	}
+}
+
+func readRoots(caFile string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls.caFile: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tls.caFile %s holds no PEM certificate", caFile)
+	}
+	return roots, nil
 }
 
 func parseConsistency(s string) (c gocql.Consistency, err error) {

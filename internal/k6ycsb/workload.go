@@ -284,6 +284,7 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 	s.Driver, s.Phase, s.Profile, s.DroppedIterations = "k6-ycsb", o.Phase, db.profile, o.DroppedIterations
 	if db.open(wl.shared.w.FieldCount) == nil { // the session the users shared, or nothing
 		s.Protocol, s.Suite = db.store.Negotiated()
+		s.Connections = db.store.Connections()
 	}
 	b, err := s.Marshal()
 	if err != nil {
