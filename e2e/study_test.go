@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,13 +17,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/benchmark"
 	"secured.dev/operator/internal/study"
 )
 
 // A real TradeoffStudy on the Kind cluster: four Cassandra profiles × hardware AES on and
-// emulated off × three interleaved repetitions, one single-node datastore per cell. It
-// completes, every cell is measured, and the report ConfigMap carries the analysis.
-func TestStudyOfFourCassandraProfiles(t *testing.T) {
+// emulated off × three interleaved repetitions, one single-node datastore per cell. Along the
+// way the operator is restarted (the study must resume where it was, never going back) and a
+// benchmark client pod is killed (its run must be marked invalid and repeated). It completes,
+// every cell is measured exactly three times, and the report ConfigMap carries the analysis.
+func TestStudyOfFourCassandraProfilesThroughAnOperatorRestartAndALostClient(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "study", "restricted")
@@ -51,9 +55,36 @@ func TestStudyOfFourCassandraProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := ""
+	restartedAt, killed := int32(-1), ""
+	invalid := map[string]string{} // benchmark and run → why it does not count
 	eventually(t, 50*time.Minute, "the study completes", func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
 			return err
+		}
+		if restartedAt >= 0 && s.Status.NextRun < restartedAt {
+			t.Fatalf("after the operator restart the study went back from run %d to %d", restartedAt, s.Status.NextRun)
+		}
+		if s.Status.Phase == v1alpha1.StudyRunning && restartedAt < 0 && s.Status.NextRun >= 2 {
+			restartedAt = s.Status.NextRun
+			restartOperator(t, c)
+			t.Logf("%6s operator restarted at run %d/%d", time.Since(start).Round(time.Second), restartedAt, len(s.Status.Schedule))
+		}
+		if s.Status.Phase == v1alpha1.StudyRunning && killed == "" && s.Status.NextRun >= 5 {
+			if killed = killRunningClient(t, c, ns.Name); killed != "" {
+				t.Logf("%6s client pod %s killed during run %d", time.Since(start).Round(time.Second), killed, s.Status.NextRun)
+			}
+		}
+		var benchmarks v1alpha1.DatastoreBenchmarkList
+		if err := c.List(ctx, &benchmarks, client.InNamespace(ns.Name)); err != nil {
+			return err
+		}
+		for _, b := range benchmarks.Items {
+			for _, r := range b.Status.Runs {
+				if key := fmt.Sprintf("%s run %d", b.Name, r.Index); r.Phase == v1alpha1.RunInvalid && invalid[key] == "" {
+					invalid[key] = r.InvalidReason
+					t.Logf("%6s %s invalid: %s", time.Since(start).Round(time.Second), key, r.InvalidReason)
+				}
+			}
 		}
 		progress := ""
 		if p := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionProgressing); p != nil {
@@ -77,6 +108,14 @@ func TestStudyOfFourCassandraProfiles(t *testing.T) {
 		if cell.State != v1alpha1.CellDone || cell.RunsDone != 3 {
 			t.Errorf("cell %s: %s with %d runs (%s)", cell.Name, cell.State, cell.RunsDone, cell.Reason)
 		}
+	}
+	if restartedAt < 0 {
+		t.Error("the operator was never restarted: the study ended before run 2")
+	}
+	if killed == "" {
+		t.Error("no client pod was found running to kill")
+	} else if len(invalid) == 0 {
+		t.Errorf("client pod %s was killed, yet no run was marked invalid", killed)
 	}
 	if len(s.Status.Cells) != 8 {
 		t.Errorf("%d cells, want 8", len(s.Status.Cells))
@@ -103,4 +142,41 @@ func TestStudyOfFourCassandraProfiles(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// restartOperator deletes the operator's pods; its Deployment starts new ones, which must take
+// over from the status alone.
+func restartOperator(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "secured-system", Name: "secured-datastore-operator"}, d); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// killRunningClient deletes a benchmark client pod in the middle of its measured run, as a
+// node drain or an eviction would; it returns the pod's name, or "" when none runs right now.
+func killRunningClient(t *testing.T, c client.Client, namespace string) string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabels{benchmark.LabelPhase: benchmark.PhaseRun}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			if err := c.Delete(context.Background(), &p); err != nil {
+				t.Fatal(err)
+			}
+			return p.Name
+		}
+	}
+	return ""
 }
