@@ -112,6 +112,7 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 				g.Expect(o.Protocols).To(Equal([]string{"TLSv1.3"}))
 				g.Expect(o.CipherSuites).To(Equal([]string{"TLS_AES_128_GCM_SHA256"}))
 				g.Expect(o.Certificate).NotTo(BeNil())
+				g.Expect(o.Certificate.Serial).To(MatchRegexp(`^[0-9]+$`), "the serial, which tells a renewal on the wire")
 			}
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
 		}, 60*time.Second).Should(Succeed())
