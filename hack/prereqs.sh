@@ -30,7 +30,14 @@ command -v chromium >/dev/null || need+=(chromium)
 if ((${#need[@]})); then
   log "installing ${need[*]} from Debian"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # A mirror that hiccups must not fail the run: three tries, 20 s apart.
+  for try in 1 2 3; do
+    if $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; then
+      break
+    fi
+    ((try < 3)) || { log "apt-get failed three times; the packages above are needed"; exit 1; }
+    log "apt-get failed (try $try of 3); again in 20 s"
+    sleep 20
+  done
 fi
 log "ok: $(go version | cut -d' ' -f3), $(openssl version | cut -d' ' -f1-2), java $(java -version 2>&1 | head -1 | cut -d'"' -f2)"
