@@ -18,6 +18,7 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -356,7 +357,7 @@ func startK6(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name 
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
-				Name: "k6", Image: imageOnNodes(t, c, "secured.dev/k6"), ImagePullPolicy: corev1.PullNever,
+				Name: "k6", Image: operatorFlag(t, c, "k6-image"), ImagePullPolicy: corev1.PullNever,
 				Args:                     []string{"run", "--no-usage-report", "--no-color", "--quiet", "/bench/k6/ycsb.js"},
 				Env:                      vars,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -468,4 +469,21 @@ func (k *k6Client) summary(t *testing.T) benchresult.Summary {
 	}
 	t.Fatalf("%s printed no summary; its output:\n%s", k.pod.Name, out)
 	return benchresult.Summary{}
+}
+
+// operatorFlag is the value of one of the installed operator's flags: the images it runs are
+// the ones make deploy built last, while the nodes may still hold earlier builds.
+func operatorFlag(t *testing.T, c client.Client, name string) string {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "secured-system", Name: "secured-datastore-operator"}, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("the operator runs without --%s", name)
+	return ""
 }
