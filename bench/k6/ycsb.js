@@ -24,8 +24,9 @@
 //   CQL_TLS_FALLBACK      plaintext: connect in plaintext to nodes that do not speak TLS yet
 //                         (an application's view of a live Disabled→Optional→Required change;
 //                         never for a measurement); unset
-//   CQL_RETRIES           retries of a failed statement on the next node; 0 (a benchmark counts
-//                         every failure)
+//   CQL_RETRIES           retries of a failed statement, on the next node at once and on every
+//                         node again after a pause (100 ms doubling to 2 s); 0 (a benchmark
+//                         counts every failure)
 //
 // The summary on stdout is the JSON the operator reads (internal/benchresult).
 import { cql, workload } from 'k6/x/ycsb';

@@ -45,8 +45,10 @@ type Options struct {
 	// that must keep working while a live cluster moves from Disabled through Optional to
 	// Required; never for a measurement, which must run over exactly the pinned session.
 	PlaintextFallback bool
-	// Retries of a failed statement on the next node; 0 fails at once, as a benchmark wants
-	// (it counts the failure). Every YCSB statement is a read or an upsert, so a retry is safe.
+	// Retries of a failed statement: on the next node at once, and, when every node failed,
+	// on all of them again after a pause that doubles from 100 ms to 2 s, up to Retries times
+	// each. 0 fails at once, as a benchmark wants (it counts the failure). Every YCSB statement
+	// is a read or an upsert, so a retry is safe.
 	Retries int
 }
 
@@ -66,6 +68,7 @@ type Store struct {
 	dialer  *dialer
 	ks      string
 	fields  int
+	retries int
 
 	read, scan, insert string
 	update             []string
@@ -104,7 +107,7 @@ func Open(o Options) (*Store, error) {
 		c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: o.Retries}
 		c.DefaultIdempotence = true
 	}
-	s := &Store{ks: o.Keyspace, fields: o.FieldCount}
+	s := &Store{ks: o.Keyspace, fields: o.FieldCount, retries: o.Retries}
 	if s.ks == "" {
 		s.ks = "ycsb"
 	}
@@ -210,12 +213,16 @@ func (c *Client) Insert(ctx context.Context, key string, values [][]byte) error 
 	for i, v := range values {
 		c.args[i+1] = v
 	}
-	return c.s.session.Query(c.s.insert, c.args...).ExecContext(ctx)
+	return c.exec(ctx, c.s.session.Query(c.s.insert, c.args...))
 }
 
 // Update writes one field.
 func (c *Client) Update(ctx context.Context, key string, field int, value []byte) error {
-	return c.s.session.Query(c.s.update[field], value, key).ExecContext(ctx)
+	return c.exec(ctx, c.s.session.Query(c.s.update[field], value, key))
+}
+
+func (c *Client) exec(ctx context.Context, q *gocql.Query) error {
+	return retrying(ctx, c.s.retries, func() error { return q.ExecContext(ctx) })
 }
 
 // Read reads every field of a record.
@@ -234,10 +241,14 @@ func (c *Client) Scan(ctx context.Context, key string, n int) error {
 }
 
 func (c *Client) rows(ctx context.Context, q *gocql.Query) (int, error) {
-	it := q.IterContext(ctx)
 	n := 0
-	for it.Scan(c.row...) {
-		n++
-	}
-	return n, it.Close()
+	err := retrying(ctx, c.s.retries, func() error {
+		n = 0
+		it := q.IterContext(ctx)
+		for it.Scan(c.row...) {
+			n++
+		}
+		return it.Close()
+	})
+	return n, err
 }
