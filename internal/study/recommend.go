@@ -158,13 +158,25 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 		ranked = "preference " + strconv.Itoa(len(spec.Decision.PreferenceOrder)-int(w.Preference)+1)
 	}
 	var s string
-	if w.Profile == spec.Matrix.Baseline {
+	ci := interval(reports, w.Cell)
+	switch {
+	case w.Profile == spec.Matrix.Baseline:
 		s = fmt.Sprintf("%s (%s) is the baseline itself: no other measured profile met the rule", w.Profile, ranked)
-	} else {
-		s = fmt.Sprintf("%s (%s) costs %s%% throughput%s at worst (cell %s, %s)", w.Profile, ranked, percent(w.WorstOverhead), interval(reports, w.Cell), w.Cell, where)
-		if cmp := comparisonOf(reports, w.Cell); cmp != nil && !cmp.Significant {
-			s += fmt.Sprintf(", a difference from %s these repetitions cannot tell from noise (p = %.2f)", spec.Matrix.Baseline, cmp.Test.P)
+	case w.WorstOverhead <= 0:
+		// "costs -11.0%" reads as a typo: a profile faster than the baseline everywhere says so.
+		if ci != "" {
+			ci = ", " + ci
 		}
+		s = fmt.Sprintf("%s (%s) was no slower than %s in any cell (overhead %s%% at most%s, cell %s, %s)",
+			w.Profile, ranked, spec.Matrix.Baseline, percent(w.WorstOverhead), ci, w.Cell, where)
+	default:
+		if ci != "" {
+			ci = " (" + ci + ")"
+		}
+		s = fmt.Sprintf("%s (%s) costs %s%% throughput%s at worst (cell %s, %s)", w.Profile, ranked, percent(w.WorstOverhead), ci, w.Cell, where)
+	}
+	if cmp := comparisonOf(reports, w.Cell); w.Profile != spec.Matrix.Baseline && cmp != nil && !cmp.Significant {
+		s += fmt.Sprintf(", a difference from %s these repetitions cannot tell from noise (p = %.2f)", spec.Matrix.Baseline, cmp.Test.P)
 	}
 	switch spec.Decision.Objective {
 	case v1alpha1.ObjectiveBestThroughputAboveRank:
@@ -193,6 +205,5 @@ func interval(reports []CellReport, cell string) string {
 	if cmp == nil || !cmp.HasCI {
 		return ""
 	}
-	ci := cmp.CI
-	return fmt.Sprintf(" (95%% CI %s..%s%%)", percent(ci.Low), percent(ci.High))
+	return fmt.Sprintf("95%% CI %s..%s%%", percent(cmp.CI.Low), percent(cmp.CI.High))
 }
