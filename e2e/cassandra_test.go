@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,22 +24,6 @@ import (
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/samples"
 )
-
-// imageOnNodes finds the tag of a product image the nodes hold (make images loads them).
-func imageOnNodes(t *testing.T, c client.Client, repo string) string {
-	t.Helper()
-	for _, n := range workers(t, c) {
-		for _, img := range n.Status.Images {
-			for _, name := range img.Names {
-				if strings.HasPrefix(name, repo+":") {
-					return name
-				}
-			}
-		}
-	}
-	t.Fatalf("no %s image on the workers: run make deploy", repo)
-	return ""
-}
 
 // applyProfile creates a shipped EncryptionProfile unless it exists.
 func applyProfile(t *testing.T, c client.Client, name string) {
@@ -153,7 +136,7 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 				RestartPolicy:   corev1.RestartPolicyNever,
 				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				Containers: []corev1.Container{{
-					Name: "cql", Image: imageOnNodes(t, c, "secured.dev/cql-client"), ImagePullPolicy: corev1.PullNever,
+					Name: "cql", Image: operatorSibling(t, c, "cql-client"), ImagePullPolicy: corev1.PullNever,
 					Args:         []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"},
 					VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
 					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),

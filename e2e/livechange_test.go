@@ -475,15 +475,32 @@ func (k *k6Client) summary(t *testing.T) benchresult.Summary {
 // the ones make deploy built last, while the nodes may still hold earlier builds.
 func operatorFlag(t *testing.T, c client.Client, name string) string {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "secured-system", Name: "secured-datastore-operator"}, d); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+	for _, a := range operatorContainer(t, c).Args {
 		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
 			return v
 		}
 	}
 	t.Fatalf("the operator runs without --%s", name)
 	return ""
+}
+
+// operatorSibling is the image of another of the product's Go programs built with the
+// operator's: hack/images.sh tags them all with one hash of the module's sources.
+func operatorSibling(t *testing.T, c client.Client, name string) string {
+	t.Helper()
+	image := operatorContainer(t, c).Image
+	repo, tag, ok := strings.Cut(image, ":")
+	if !ok || !strings.HasSuffix(repo, "/manager") {
+		t.Fatalf("the operator's image %q is not secured.dev/manager:TAG; deploy it with make deploy", image)
+	}
+	return strings.TrimSuffix(repo, "manager") + name + ":" + tag
+}
+
+func operatorContainer(t *testing.T, c client.Client) corev1.Container {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "secured-system", Name: "secured-datastore-operator"}, d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Spec.Template.Spec.Containers[0]
 }
