@@ -120,7 +120,9 @@ type StudyCost struct {
 }
 
 // TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
-// and decision rule.
+// and decision rule. Only paused and cancel can change after creation: the cells, the seeded
+// order and every run measured so far belong to the design they were planned from.
+// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
 type TradeoffStudySpec struct {
 	// template of every cell's SecuredDatastore: engine, version, topology and certificates. The
 	// matrix sets the encryption profile, acceleration and cluster size of each cell.

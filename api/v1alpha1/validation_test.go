@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/internal/badinput"
@@ -95,5 +96,39 @@ func TestInvalidManifestsAreRejected(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// A study's design is fixed once it exists (the corpus has the refusal); its controls are not:
+// pausing, resuming, cancelling and labelling must stay possible on a study that runs.
+func TestStudyControlsChangeAfterCreation(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "config", "samples", "tradeoffstudy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := badinput.ReadDocs(data)
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("config/samples/tradeoffstudy.yaml: %d documents, %v; want one study", len(docs), err)
+	}
+	st := docs[0]
+	st.SetName("controls-change")
+	st.SetNamespace("default")
+	if err := env.Client.Create(ctx, st, strict); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, st) })
+	for _, patch := range []string{
+		`{"spec":{"paused":true}}`,
+		`{"spec":{"paused":false}}`,
+		`{"metadata":{"labels":{"team":"payments"}}}`,
+		`{"spec":{"cancel":true}}`,
+	} {
+		if err := env.Client.Patch(ctx, st, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Errorf("%s refused on an existing study: %v", patch, err)
+		}
+	}
+	if err := env.Client.Patch(ctx, st, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"seed":7}}`))); err == nil {
+		t.Error(`{"spec":{"seed":7}} accepted on an existing study; want the design-change refusal`)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/internal/samples"
@@ -109,8 +110,16 @@ func Check(ctx context.Context, c client.Client, m Manifest, namespace string) e
 			return fmt.Errorf("the first document must be valid: %w", err)
 		}
 		defer func() { _ = c.Delete(ctx, docs[0]) }()
-		docs[1].SetResourceVersion(docs[0].GetResourceVersion())
-		err = c.Update(ctx, docs[1], strict)
+		// An operator on the cluster may write the object's status in between; a conflict
+		// would hide the refusal under test, so the update is made against the latest version.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			current := docs[0].DeepCopy()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(current), current); err != nil {
+				return err
+			}
+			docs[1].SetResourceVersion(current.GetResourceVersion())
+			return c.Update(ctx, docs[1], strict)
+		})
 	}
 	if err == nil {
 		return errors.New("accepted; want rejected")
