@@ -167,8 +167,9 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 		if ci != "" {
 			ci = ", " + ci
 		}
-		s = fmt.Sprintf("%s (%s) was no slower than %s in any cell (overhead %s%% at most%s, cell %s, %s)",
-			w.Profile, ranked, spec.Matrix.Baseline, percent(w.WorstOverhead), ci, w.Cell, where)
+		// Only the deciding acceleration's cells count: the other acceleration may differ.
+		s = fmt.Sprintf("%s (%s) was no slower than %s in any cell %s (highest overhead %s%%%s, cell %s)",
+			w.Profile, ranked, spec.Matrix.Baseline, where, percent(w.WorstOverhead), ci, w.Cell)
 	default:
 		if ci != "" {
 			ci = " (" + ci + ")"
