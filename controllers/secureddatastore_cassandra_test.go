@@ -49,10 +49,16 @@ func issueCA(t *testing.T, ds *v1alpha1.SecuredDatastore, name string) []byte {
 // issueCertificate marks the datastore's CA and node Certificate issued, at a revision.
 func issueCertificate(t *testing.T, ds *v1alpha1.SecuredDatastore, revision int) {
 	t.Helper()
-	g := NewWithT(t)
 	if revision == 1 {
 		issueCA(t, ds, ds.Name+"-ca-1")
 	}
+	markCertificateReady(t, ds, revision)
+}
+
+// markCertificateReady writes the Ready status cert-manager gives an issued node Certificate.
+func markCertificateReady(t *testing.T, ds *v1alpha1.SecuredDatastore, revision int) {
+	t.Helper()
+	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {
 		cert := &cmv1.Certificate{}
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert)).To(Succeed())
@@ -63,6 +69,41 @@ func issueCertificate(t *testing.T, ds *v1alpha1.SecuredDatastore, revision int)
 		}
 		g.Expect(env.Client.Status().Update(context.Background(), cert)).To(Succeed())
 	}).Should(Succeed())
+}
+
+// Secrets cert-manager wrote for an earlier datastore of the same name (the operator did not
+// own them before) make cert-manager find the new Certificates up to date and issue nothing.
+// The datastore must still start, trusting the CA in the node Secret, and own the Secrets so
+// that deleting it deletes their keys.
+func TestLeftoverCertificateSecretsAreTrustedAndOwned(t *testing.T) {
+	g := NewWithT(t)
+	create(t, tls13Profile("ds-test-leftover"))
+	ds := datastore("leftover", "ds-test-leftover")
+	ca := testpki.New(t).PEM
+	secrets := []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: certs.CACertificate(ds)}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": ca, "tls.key": []byte("key"), "ca.crt": ca}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: certs.NodeSecret(ds)}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": []byte("node"), "tls.key": []byte("key"), "ca.crt": ca}},
+	}
+	for _, sec := range secrets {
+		create(t, sec)
+	}
+	create(t, ds)
+	ds = get(g, ds)
+	markCertificateReady(t, ds, 1) // no CertificateRequest: nothing was issued
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), &appsv1.StatefulSet{})).To(Succeed())
+	}).Should(Succeed(), "the datastore waits for a CertificateRequest that never comes")
+	trust := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())
+	g.Expect(trust.Data["ca.crt"]).To(Equal(string(ca)))
+	for _, sec := range secrets {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(sec), sec)).To(Succeed())
+		g.Expect(sec.OwnerReferences).To(ContainElement(SatisfyAll(
+			HaveField("UID", ds.UID), HaveField("Controller", BeNil()))), "Secret %s is not owned by the datastore", sec.Name)
+	}
 }
 
 // rollOut waits for the StatefulSet and reports its current template rolled out to every pod.

@@ -75,7 +75,7 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		return ctrl.Result{}, err
 	}
 
-	trusted, err := r.reconcileTrust(ctx, s, req.Labels)
+	trusted, err := r.reconcileTrust(ctx, s, req.Labels, nil)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -89,6 +89,20 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		return ctrl.Result{}, err
 	}
 	ready := certReady(cert)
+	if ready != nil && ready.Status == cmmeta.ConditionTrue {
+		ca, err := r.adoptSecrets(ctx, ds)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if trusted == 0 && len(ca) > 0 {
+			// Issued without a CertificateRequest: the Secrets outlived an earlier datastore of
+			// this name (operator versions before the owner references), and cert-manager found
+			// them up to date. The CA that signed them is in the node Secret.
+			if trusted, err = r.reconcileTrust(ctx, s, req.Labels, ca); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
 	if ready == nil || ready.Status != cmmeta.ConditionTrue || trusted == 0 {
 		msg := "cert-manager has not issued the node certificate yet"
 		if ready != nil {
@@ -122,13 +136,17 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 // CA and node certificates with, merged with those already trusted, so that after a CA
 // rotation every node trusts both the new CA and the old one until it expires. It returns how
 // many CAs the bundle holds.
-func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *datastoreScope, labels map[string]string) (int, error) {
+// A non-empty extra is trusted too.
+func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *datastoreScope, labels map[string]string, extra []byte) (int, error) {
 	ds := s.ds
 	var crs cmv1.CertificateRequestList
 	if err := r.Client.List(ctx, &crs, client.InNamespace(ds.Namespace)); err != nil {
 		return 0, fmt.Errorf("listing CertificateRequests: %w", err)
 	}
 	var sources [][]byte
+	if len(extra) > 0 {
+		sources = append(sources, extra)
+	}
 	for _, cr := range crs.Items {
 		switch cr.Annotations[cmv1.CertificateNameKey] {
 		case certs.CACertificate(ds):
@@ -165,6 +183,45 @@ func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *data
 			"the trust bundle now holds %d CAs; nodes reload it without a restart", n)
 	}
 	return n, nil
+}
+
+// adoptSecrets makes the datastore an owner of the Secrets cert-manager wrote for its own CA
+// and node certificate, so that deleting the datastore deletes their private keys too, and a
+// datastore created later under the same name gets new ones. cert-manager stays their manager:
+// the reference is not a controller reference. It returns the node Secret's ca.crt.
+func (r *SecuredDatastoreReconciler) adoptSecrets(ctx context.Context, ds *v1alpha1.SecuredDatastore) ([]byte, error) {
+	names := []string{certs.NodeSecret(ds)}
+	if ds.Spec.Certificates == nil || ds.Spec.Certificates.IssuerRef == nil {
+		names = append(names, certs.CACertificate(ds))
+	}
+	var ca []byte
+	for _, name := range names {
+		secret := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, secret); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // a Certificate reads Ready only once its Secret exists; nothing to own
+			}
+			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+		}
+		if name == certs.NodeSecret(ds) {
+			ca = secret.Data["ca.crt"]
+		}
+		owned, err := controllerutil.HasOwnerReference(secret.OwnerReferences, ds, r.Client.Scheme())
+		if err != nil {
+			return nil, err
+		}
+		if owned {
+			continue
+		}
+		before := secret.DeepCopy()
+		if err := controllerutil.SetOwnerReference(ds, secret, r.Client.Scheme(), controllerutil.WithBlockOwnerDeletion(true)); err != nil {
+			return nil, err
+		}
+		if err := r.Client.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return nil, fmt.Errorf("adding the datastore as owner of Secret %s: %w", name, err)
+		}
+	}
+	return ca, nil
 }
 
 func certReady(c *cmv1.Certificate) *cmv1.CertificateCondition {
