@@ -18,6 +18,7 @@ import (
 	"secured.dev/operator/internal/dashboards"
 	"secured.dev/operator/internal/dataplane"
 	"secured.dev/operator/internal/study"
+	"secured.dev/operator/internal/verify"
 )
 
 // The profile-comparison and security-health dashboards against a real Prometheus scraping
@@ -40,13 +41,13 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		Spec: v1alpha1.SecuredDatastoreSpec{Engine: v1alpha1.EngineCassandra},
 		Status: v1alpha1.SecuredDatastoreStatus{Phase: v1alpha1.PhaseReady, Nodes: 3, ReadyNodes: 3, Encryption: &v1alpha1.EncryptionStatus{
 			Profile: "tls13-aes128-gcm",
-			Observed: []v1alpha1.ObservedChannel{{Channel: channelClientToNode, Endpoint: "10.0.0.1:9042", Protocols: []string{"TLSv1.3"},
+			Observed: []v1alpha1.ObservedChannel{{Channel: verify.ChannelClientToNode, Endpoint: "10.0.0.1:9042", Protocols: []string{"TLSv1.3"},
 				CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}, PlaintextAccepted: ptr.To(false),
 				Certificate: &v1alpha1.ObservedCertificate{NotAfter: metav1.NewTime(time.Now().Add(90 * 24 * time.Hour))}}},
 		}}}
 	publishDatastore(ds)
-	encryptionVerified.WithLabelValues(ns, ds.Name, channelClientToNode).Set(1)
-	probeDuration.WithLabelValues(channelClientToNode).Observe(0.3)
+	encryptionVerified.WithLabelValues(ns, ds.Name, verify.ChannelClientToNode).Set(1)
+	probeDuration.WithLabelValues(verify.ChannelClientToNode).Observe(0.3)
 
 	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-a"},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{Target: v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: ds.Name}}, Workload: v1alpha1.Workload{Preset: "A"}},

@@ -36,19 +36,10 @@ type DatastoreBenchmarkReconciler struct {
 	Options   Options
 }
 
-// Condition types of a benchmark besides Ready.
-const (
-	// ConditionLoaded: the load phase inserted the records.
-	ConditionLoaded = "Loaded"
-	// ConditionComplete: every repetition has a valid result, or the benchmark gave up.
-	ConditionComplete = "Complete"
-)
-
 // benchmarkScope carries what one reconcile pass read and decided.
 type benchmarkScope struct {
-	b       *v1alpha1.DatastoreBenchmark
-	target  benchmark.Target
-	requeue time.Duration
+	b      *v1alpha1.DatastoreBenchmark
+	target benchmark.Target
 	// collected: finished Jobs whose results this pass recorded. They are deleted only after
 	// the status write: a Job deleted before its result is stored would be created again by
 	// a pass that reads the status without it.
@@ -69,55 +60,49 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := b.DeepCopy()
 	s := &benchmarkScope{b: b}
-	err := r.phases(ctx, s)
-	if errors.Is(err, errStale) {
-		return ctrl.Result{RequeueAfter: s.requeue}, nil // nothing decided from stale data is written
+	p := pass[*v1alpha1.DatastoreBenchmark]{
+		status:    func(b *v1alpha1.DatastoreBenchmark) any { return b.Status },
+		observed:  func(b *v1alpha1.DatastoreBenchmark) { b.Status.ObservedGeneration = b.Generation },
+		summarize: publishBenchmark,
+		afterWrite: func(ctx context.Context) error {
+			var err error
+			for _, job := range s.collected {
+				err = errors.Join(err, r.deleteJob(ctx, job))
+			}
+			return err
+		},
 	}
-	b.Status.ObservedGeneration = b.Generation
-	publishBenchmark(b)
-	if _, werr := patchStatus(ctx, r.Client, before, b, func(b *v1alpha1.DatastoreBenchmark) any { return b.Status }); werr != nil {
-		return requeueOnConflict(werr)
-	}
-	for _, job := range s.collected {
-		err = errors.Join(err, r.deleteJob(ctx, job))
-	}
-	return ctrl.Result{RequeueAfter: s.requeue}, err
+	return p.reconcile(ctx, r.Client, b, func(ctx context.Context) (ctrl.Result, error) {
+		return runPhases(ctx, s, r.begin, r.resolveTarget, r.load, r.runs)
+	})
 }
 
-// phases runs the benchmark's phases in order; each returns done=false when the benchmark
-// has to wait for it.
-func (r *DatastoreBenchmarkReconciler) phases(ctx context.Context, s *benchmarkScope) error {
-	st := &s.b.Status
-	if st.Phase == v1alpha1.BenchmarkSucceeded || st.Phase == v1alpha1.BenchmarkFailed {
-		return nil // results are final; a new measurement is a new DatastoreBenchmark
-	}
-	if st.Phase == "" {
+// begin stops at a finished benchmark: its results are final; a new measurement is a new
+// DatastoreBenchmark.
+func (r *DatastoreBenchmarkReconciler) begin(_ context.Context, s *benchmarkScope) (ctrl.Result, error) {
+	switch st := &s.b.Status; st.Phase {
+	case v1alpha1.BenchmarkSucceeded, v1alpha1.BenchmarkFailed:
+		return ctrl.Result{}, errPhaseBlocked
+	case "":
 		st.Phase = v1alpha1.BenchmarkPending
 	}
-	for _, phase := range []func(context.Context, *benchmarkScope) (bool, error){r.resolveTarget, r.load, r.runs} {
-		if done, err := phase(ctx, s); err != nil || !done {
-			return err
-		}
-	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
 // resolveTarget finds the endpoints, TLS pin and trust of the target.
-func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *benchmarkScope) (bool, error) {
+func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *benchmarkScope) (ctrl.Result, error) {
 	b := s.b
-	notReady := func(reason, msg string) (bool, error) {
+	notReady := func(reason, msg string) (ctrl.Result, error) {
 		if setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) {
 			r.Recorder.Eventf(b, nil, "Warning", reason, "ResolveTarget", "%s", msg)
 		}
-		s.requeue = 30 * time.Second
-		return false, nil
+		return ctrl.Result{RequeueAfter: 30 * time.Second}, errPhaseBlocked
 	}
 	if ext := b.Spec.Target.External; ext != nil {
 		t, err := benchmark.ExternalTarget(ext)
 		if err != nil {
-			return notReady("TargetNotMeasurable", err.Error())
+			return notReady(v1alpha1.ReasonTargetNotMeasurable, err.Error())
 		}
 		s.target = t
 	} else {
@@ -125,19 +110,19 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 		var ds v1alpha1.SecuredDatastore
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ref.Name}, &ds); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return false, err
+				return ctrl.Result{}, err
 			}
-			return notReady("TargetNotFound", fmt.Sprintf("SecuredDatastore %q does not exist in namespace %s: create it or fix spec.target.datastoreRef.name", ref.Name, b.Namespace))
+			return notReady(v1alpha1.ReasonTargetNotFound, fmt.Sprintf("SecuredDatastore %q does not exist in namespace %s: create it or fix spec.target.datastoreRef.name", ref.Name, b.Namespace))
 		}
 		if !isTrue(ds.Status.Conditions, v1alpha1.ConditionReady) && !started(b) {
-			return notReady("TargetNotReady", fmt.Sprintf("SecuredDatastore %s is not Ready yet; the benchmark starts when it is", ds.Name))
+			return notReady(v1alpha1.ReasonTargetNotReady, fmt.Sprintf("SecuredDatastore %s is not Ready yet; the benchmark starts when it is", ds.Name))
 		}
 		t, err := benchmark.DatastoreTarget(&ds, r.Options.clusterDomain())
 		if err != nil {
-			return notReady("TargetNotMeasurable", err.Error())
+			return notReady(v1alpha1.ReasonTargetNotMeasurable, err.Error())
 		}
 		if pods := benchmark.ClientPods(b); t.Tunnel != nil && pods > vpn.ClientSlots {
-			return notReady("TargetNotMeasurable", benchmark.TooManyClients(t, pods).Error())
+			return notReady(v1alpha1.ReasonTargetNotMeasurable, benchmark.TooManyClients(t, pods).Error())
 		}
 		s.target = t
 	}
@@ -160,8 +145,8 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 	if p := s.target.Tunnel; p != nil {
 		msg += fmt.Sprintf(", through the datastore's %s tunnel", p.Type)
 	}
-	setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "TargetReady", msg)
-	return true, nil
+	setCondition(&b.Status.Conditions, b.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonTargetReady, msg)
+	return ctrl.Result{}, nil
 }
 
 // SetupWithManager registers the reconciler: it follows its Jobs and the datastores its

@@ -72,7 +72,7 @@ func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		st := get(g, s)
 		g.Expect(st.Status.Phase).To(Equal(v1alpha1.StudyCancelled))
-		g.Expect(condition(st.Status.Conditions, ConditionComplete).Message).To(ContainSubstring("cancelled by spec.cancel; no profile meets the decision rule"))
+		g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionComplete).Message).To(ContainSubstring("cancelled by spec.cancel; no profile meets the decision rule"))
 		g.Expect(st.Status.ReportConfigMap).To(Equal("missing-profiles-report"))
 		for _, name := range []string{"missing-profiles-c0", "missing-profiles-c1"} {
 			ds := &v1alpha1.SecuredDatastore{}
@@ -182,7 +182,7 @@ func TestBenchmarkRunsJobsAndCollectsResults(t *testing.T) {
 	finishJob(t, g, load.Name, 0, summaryJSON(t, "load", 1000, 0))
 	jobGone(g, load.Name)
 	g.Eventually(func(g Gomega) {
-		g.Expect(condition(get(g, b).Status.Conditions, ConditionLoaded).Message).To(Equal("1000 records inserted at 100 inserts/s"))
+		g.Expect(condition(get(g, b).Status.Conditions, v1alpha1.ConditionLoaded).Message).To(Equal("1000 records inserted at 100 inserts/s"))
 	}).Should(Succeed())
 
 	// Run 0 had client errors: invalid, and a run 2 replaces it.
@@ -202,7 +202,7 @@ func TestBenchmarkRunsJobsAndCollectsResults(t *testing.T) {
 		g.Expect(st.Runs[1].ClientCPUMillis).To(Equal(int64(1500)))
 		g.Expect(st.Runs[1].Latencies).To(Equal([]v1alpha1.LatencySummary{{Operation: "read", Count: 20000, P50Micros: 800, P95Micros: 1500, P99Micros: 3000, MaxMicros: 9000}}))
 		g.Expect(st.MedianThroughputOpsPerSec).To(Equal(int64(2500)))
-		g.Expect(condition(st.Conditions, ConditionComplete).Reason).To(Equal("Succeeded"))
+		g.Expect(condition(st.Conditions, v1alpha1.ConditionComplete).Reason).To(Equal("Succeeded"))
 		g.Expect(st.Profile).To(Equal("external"))
 	}).Should(Succeed())
 	jobGone(g, "bench-lifecycle-run-2")
@@ -234,7 +234,7 @@ func TestBenchmarkFailsWhenTheClientRefuses(t *testing.T) {
 		g.Expect(st.Phase).To(Equal(v1alpha1.BenchmarkFailed))
 		g.Expect(st.Runs).To(HaveLen(1))
 		g.Expect(st.Runs[0].Phase).To(Equal(v1alpha1.RunFailed))
-		c := condition(st.Conditions, ConditionComplete)
+		c := condition(st.Conditions, v1alpha1.ConditionComplete)
 		g.Expect(c.Reason).To(Equal("RunFailed"))
 		g.Expect(c.Message).To(ContainSubstring("exited with code 107"))
 		g.Expect(c.Message).To(ContainSubstring("but the benchmark pins TLSv1.3 TLS_AES_128_GCM_SHA256"))

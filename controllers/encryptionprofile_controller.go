@@ -28,15 +28,23 @@ type EncryptionProfileReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 func (r *EncryptionProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return reconcileOnce(ctx, r.Client, req.NamespacedName, &v1alpha1.EncryptionProfile{},
-		func(p *v1alpha1.EncryptionProfile) any { return p.Status }, r.rank)
+	profile := &v1alpha1.EncryptionProfile{}
+	if err := r.Client.Get(ctx, req.NamespacedName, profile); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := pass[*v1alpha1.EncryptionProfile]{
+		status:   func(p *v1alpha1.EncryptionProfile) any { return p.Status },
+		observed: func(p *v1alpha1.EncryptionProfile) { p.Status.ObservedGeneration = p.Generation },
+	}
+	return p.reconcile(ctx, r.Client, profile, func(ctx context.Context) (ctrl.Result, error) {
+		return runPhases(ctx, profile, r.rank)
+	})
 }
 
 // rank resolves the profile on its own and records its assessment.
-func (r *EncryptionProfileReconciler) rank(profile *v1alpha1.EncryptionProfile) error {
+func (r *EncryptionProfileReconciler) rank(_ context.Context, profile *v1alpha1.EncryptionProfile) (ctrl.Result, error) {
 	res, errs := crypto.Resolve(&profile.Spec.EncryptionSettings, nil, "", field.NewPath("spec"))
 	st := &profile.Status
-	st.ObservedGeneration = profile.Generation
 	if len(errs) > 0 {
 		st.Assessment = nil
 		if setCondition(&st.Conditions, profile.Generation, v1alpha1.ConditionValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidProfile, errs.ToAggregate().Error()) {
@@ -52,7 +60,7 @@ func (r *EncryptionProfileReconciler) rank(profile *v1alpha1.EncryptionProfile) 
 			r.Recorder.Eventf(profile, nil, corev1.EventTypeNormal, v1alpha1.ReasonResolved, "Resolve", "Security rank %d (client-to-node %d, node-to-node %d)", res.Assessment.Rank, res.Assessment.ClientToNodeRank, res.Assessment.NodeToNodeRank)
 		}
 	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
 // SetupWithManager registers the reconciler.

@@ -17,45 +17,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
-	"secured.dev/operator/internal/render/hbase"
 )
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;certificates,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificaterequests,verbs=get;list;watch
 
-// certificatePlan says whether the datastore needs node certificates, whether nodes already run
-// (they keep their certificate while a new one is issued), and what to request.
-func (r *SecuredDatastoreReconciler) certificatePlan(s *datastoreScope) (need, running bool, req certs.Request) {
-	ds := s.ds
-	if ds.Spec.Engine == v1alpha1.EngineHBase {
-		// Kerberos needs certificates too: secure HDFS serves HTTPS only.
-		uses := func(e v1alpha1.EffectiveEncryption) bool {
-			return e.ClientToNode.Mode != v1alpha1.ChannelDisabled || e.HBase.Authentication == v1alpha1.AuthenticationKerberos
-		}
-		enc := s.hbaseStep
-		need = uses(enc) || (s.hbaseApplied != nil && uses(*s.hbaseApplied))
-		return need, len(s.hbaseSets) > 0, certs.Request{
-			Datastore: ds, Labels: hbase.Labels(ds, ""), DNSNames: hbase.DNSNames(ds, r.Options.clusterDomain()),
-			Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode}, KeystorePasswordSecret: certs.KeystorePasswordSecret(ds),
-		}
-	}
-	enc := s.step.Encryption
-	return s.step.TLSEnabled() || (s.applied != nil && s.applied.TLSEnabled()), s.applied != nil, certs.Request{
-		Datastore: ds, Labels: cassandra.Labels(ds), DNSNames: cassandra.DNSNames(ds, r.Options.clusterDomain()),
-		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode},
-	}
-}
-
 // reconcileCertificates applies the cert-manager objects when the running or the next
 // configuration uses TLS, and waits for the node certificate: pods cannot start without its Secret.
 func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
-	need, running, req := r.certificatePlan(s)
+	need, running, req := s.engine.certificates(s)
 	if !need {
 		ds.Status.Certificates = nil
-		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, "NotNeeded", "no channel uses TLS")
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, v1alpha1.ReasonNotNeeded, "no channel uses TLS")
 		return ctrl.Result{}, nil
 	}
 	if req.KeystorePasswordSecret != "" {
@@ -66,8 +41,8 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 	objs, err := certs.Build(req)
 	if err != nil {
 		msg := err.Error()
-		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, "InvalidKey", msg) {
-			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "InvalidKey", "IssueCertificates", "%s", msg)
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidKey, msg) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, v1alpha1.ReasonInvalidKey, "IssueCertificates", "%s", msg)
 		}
 		return ctrl.Result{}, errPhaseBlocked
 	}
@@ -108,11 +83,11 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		if ready != nil {
 			msg += ": " + ready.Message
 		}
-		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, "Issuing", msg)
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, v1alpha1.ReasonIssuing, msg)
 		if !running {
-			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "IssuingCertificates",
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonIssuingCertificates,
 				"waiting for cert-manager to issue the node certificate before the first node starts")
-			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, "Provisioning",
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonProvisioning,
 				"waiting for the node certificate; see CertificatesReady")
 			return ctrl.Result{}, errPhaseBlocked
 		}
@@ -125,7 +100,7 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 			"node certificate revision %d issued, valid until %s; nodes reload it without a restart", *st.Revision, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	ds.Status.Certificates = st
-	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, "Issued",
+	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, v1alpha1.ReasonIssued,
 		fmt.Sprintf("node certificate in Secret %s valid until %s", st.SecretName, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))) {
 		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateIssued", "IssueCertificates", "node certificate issued into Secret %s", st.SecretName)
 	}

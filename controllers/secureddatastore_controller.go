@@ -2,18 +2,15 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -25,9 +22,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
-	"secured.dev/operator/internal/render/cassandra"
-	"secured.dev/operator/internal/render/hbase"
-	"secured.dev/operator/internal/render/vpn"
+	"secured.dev/operator/internal/status"
 )
 
 // profileRefIndex indexes SecuredDatastores by the EncryptionProfile they reference, so a
@@ -74,41 +69,23 @@ func (o Options) clusterDomain() string {
 	return o.ClusterDomain
 }
 
-// datastoreScope carries what one reconcile pass read and decided.
+// datastoreScope carries what one reconcile pass read and decided that both engines share;
+// the engine keeps its own.
 type datastoreScope struct {
 	ds         *v1alpha1.SecuredDatastore
 	profile    *v1alpha1.EncryptionProfile // nil when the datastore has no profileRef
 	resolution *crypto.Resolution          // nil until the profile resolves
-
-	hbaseSets    map[hbase.Role]*appsv1.StatefulSet // HBase: the roles' StatefulSets that exist
-	hbaseApplied *v1alpha1.EffectiveEncryption      // HBase: the step the ConfigMap configures; nil for a new cluster
-	hbaseStep    v1alpha1.EffectiveEncryption       // HBase: the step to apply now
-	principals   *corev1.Secret                     // HBase: the principals Secret; nil before there is one
-	keys         hbase.Keys                         // HBase: what it stores (when keysErr is nil)
-	keysErr      error                              // HBase: why it does not parse
-	keyVersion   int                                // HBase: the newest Kerberos key version in the keytabs
-
-	tunnel  *vpn.Plan           // the step's VPN; nil without one
-	sts     *appsv1.StatefulSet // nil until created
-	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
-	pods    []corev1.Pod
-	step    cassandra.Step // the step to apply now
-	// rollStarted: this pass applied a new step; the StatefulSet status read earlier is stale.
-	rollStarted bool
-	wrote       []string // objects written in this pass, for the log
+	engine     engine
+	pods       []corev1.Pod // the datastore's pods, by name
+	wrote      []string     // objects written in this pass, for the log
 }
-
-type datastorePhase func(context.Context, *datastoreScope) (ctrl.Result, error)
-
-// errPhaseBlocked stops the remaining phases without an error: the status says why.
-var errPhaseBlocked = errors.New("blocked")
 
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores/status,verbs=get;patch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=encryptionprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
+func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ds := &v1alpha1.SecuredDatastore{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -121,53 +98,25 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		forgetMetrics(ds.Namespace, ds.Name)
 		return ctrl.Result{}, nil
 	}
-	before := ds.DeepCopy()
-	s := &datastoreScope{ds: ds}
-
-	defer func() {
-		r.summarize(s)
-		publishDatastore(ds)
-		if reterr == nil {
-			ds.Status.ObservedGeneration = ds.Generation
-		}
-		if _, err := patchStatus(ctx, r.Client, before, ds, func(d *v1alpha1.SecuredDatastore) any { return d.Status }); err != nil {
-			if apierrors.IsNotFound(err) {
-				return // deleted while we reconciled
-			}
-			if apierrors.IsConflict(err) && reterr == nil {
-				result = ctrl.Result{Requeue: true}
-				return
-			}
-			reterr = kerrors.NewAggregate([]error{reterr, err})
-		}
-	}()
-
-	phases := []datastorePhase{r.resolveProfile, r.checkPlacement}
-	switch ds.Spec.Engine {
-	case v1alpha1.EngineCassandra:
-		phases = append(phases, r.observeCassandra, r.planStep, r.reconcileTunnel, r.reconcileCertificates, r.reconcileCassandra, r.verifyWire)
-	case v1alpha1.EngineHBase:
-		phases = append(phases, r.observeHBase, r.planHBaseStep, r.reconcileCertificates, r.reconcileKerberos, r.reconcileHBase, r.verifyWire)
-	}
+	s := &datastoreScope{ds: ds, engine: r.engineFor(ds)}
 	defer func() {
 		if len(s.wrote) > 0 {
 			ctrl.LoggerFrom(ctx).Info("Applied objects", "objects", s.wrote)
 		}
 	}()
-	for _, phase := range phases {
-		res, err := phase(ctx, s)
-		if errors.Is(err, errPhaseBlocked) {
-			return res, nil
-		}
-		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			// The namespace is going away with the datastore in it: nothing to recreate.
-			return ctrl.Result{}, nil
-		}
-		if err != nil || !res.IsZero() {
-			return res, err
-		}
+	p := pass[*v1alpha1.SecuredDatastore]{
+		status:   func(d *v1alpha1.SecuredDatastore) any { return d.Status },
+		observed: func(d *v1alpha1.SecuredDatastore) { d.Status.ObservedGeneration = d.Generation },
+		summarize: func(d *v1alpha1.SecuredDatastore) {
+			d.Status.Nodes = s.engine.nodes()
+			d.Status.Phase = status.Phase(d.Status.Conditions)
+			publishDatastore(d)
+		},
 	}
-	return ctrl.Result{}, nil
+	return p.reconcile(ctx, r.Client, ds, func(ctx context.Context) (ctrl.Result, error) {
+		return runPhases(ctx, s, r.resolveProfile, r.checkPlacement, r.observe, r.plan, r.prepare,
+			r.reconcileCertificates, r.apply, r.verifyWire)
+	})
 }
 
 // resolveProfile reads the referenced EncryptionProfile, merges the inline overrides and
@@ -227,41 +176,6 @@ func (r *SecuredDatastoreReconciler) profileProblem(ds *v1alpha1.SecuredDatastor
 		r.Recorder.Eventf(ds, nil, "Warning", reason, "ResolveProfile", "%s", msg)
 	}
 	setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, "the encryption profile does not resolve; see ProfileResolved")
-}
-
-// summarize derives phase and node counts from the conditions the phases set.
-func (r *SecuredDatastoreReconciler) summarize(s *datastoreScope) {
-	ds := s.ds
-	ds.Status.Nodes = desiredNodes(ds)
-	ready := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady)
-	switch {
-	case isFalse(ds.Status.Conditions, v1alpha1.ConditionProfileResolved):
-		ds.Status.Phase = v1alpha1.PhaseFailed
-	case ready != nil && ready.Status == metav1.ConditionTrue:
-		ds.Status.Phase = v1alpha1.PhaseReady
-	case ready != nil && ready.Reason == "Updating":
-		ds.Status.Phase = v1alpha1.PhaseUpdating
-	case ready != nil && ready.Reason == "Degraded":
-		ds.Status.Phase = v1alpha1.PhaseDegraded
-	case ready != nil && ready.Reason == "Provisioning":
-		ds.Status.Phase = v1alpha1.PhaseProvisioning
-	default:
-		ds.Status.Phase = v1alpha1.PhasePending
-	}
-}
-
-func desiredNodes(ds *v1alpha1.SecuredDatastore) int32 {
-	switch ds.Spec.Engine {
-	case v1alpha1.EngineCassandra:
-		if ds.Spec.Cassandra != nil && ds.Spec.Cassandra.Nodes != nil {
-			return *ds.Spec.Cassandra.Nodes
-		}
-	case v1alpha1.EngineHBase:
-		if ds.Spec.HBase != nil && ds.Spec.HBase.RegionServers != nil {
-			return *ds.Spec.HBase.RegionServers
-		}
-	}
-	return 3
 }
 
 func ensureEncryptionStatus(ds *v1alpha1.SecuredDatastore) *v1alpha1.EncryptionStatus {

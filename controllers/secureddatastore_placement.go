@@ -31,9 +31,9 @@ func (r *SecuredDatastoreReconciler) checkPlacement(ctx context.Context, s *data
 			qualifying++
 		}
 	}
-	status, reason, msg := metav1.ConditionTrue, "NodesQualify", fmt.Sprintf("%d of %d nodes qualify", qualifying, len(nodes.Items))
+	status, reason, msg := metav1.ConditionTrue, v1alpha1.ReasonNodesQualify, fmt.Sprintf("%d of %d nodes qualify", qualifying, len(nodes.Items))
 	if qualifying == 0 {
-		status, reason, msg = metav1.ConditionFalse, "NoNodeQualifies", placement.Explain(ds.Spec.Placement, len(nodes.Items), r.Options.FeatureLabelPrefix)
+		status, reason, msg = metav1.ConditionFalse, v1alpha1.ReasonNoNodeQualifies, placement.Explain(ds.Spec.Placement, len(nodes.Items), r.Options.FeatureLabelPrefix)
 	}
 	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionPlacementSatisfied, status, reason, msg) && status == metav1.ConditionFalse {
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, reason, "CheckPlacement", "%s", msg)

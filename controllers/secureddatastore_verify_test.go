@@ -87,7 +87,7 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 			got := get(g, ds)
 			c := condition(got.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal(verify.ReasonCipherSuiteDrift))
+			g.Expect(c.Reason).To(Equal(v1alpha1.ReasonCipherSuiteDrift))
 			g.Expect(c.Message).To(ContainSubstring("wire-openssl-0 ClientToNode (127.0.0.21:9042): cipher suites also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256"))
 			g.Expect(c.Message).To(ContainSubstring("wire-openssl-0 NodeToNode (127.0.0.21:7000)"))
 			g.Expect(got.Status.Encryption.Observed).To(HaveLen(2))
@@ -95,9 +95,9 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 			g.Expect(rr.CipherSuites).To(ConsistOf("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"))
 			g.Expect(*rr.PlaintextAccepted).To(BeFalse())
 			g.Expect(*rr.ClientAuthRequired).To(BeTrue())
-			g.Expect(eventNotes(g, ds, verify.ReasonCipherSuiteDrift)).NotTo(BeEmpty())
+			g.Expect(eventNotes(g, ds, v1alpha1.ReasonCipherSuiteDrift)).NotTo(BeEmpty())
 		}, 60*time.Second).Should(Succeed())
-		g.Expect(testutil.ToFloat64(encryptionVerified.WithLabelValues("default", ds.Name, channelNodeToNode))).To(BeEquivalentTo(0))
+		g.Expect(testutil.ToFloat64(encryptionVerified.WithLabelValues("default", ds.Name, verify.ChannelNodeToNode))).To(BeEquivalentTo(0))
 	})
 
 	t.Run("JDK engine verified", func(t *testing.T) {
@@ -116,9 +116,9 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 			}
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
 		}, 60*time.Second).Should(Succeed())
-		g.Expect(testutil.ToFloat64(encryptionVerified.WithLabelValues("default", ds.Name, channelClientToNode))).To(BeEquivalentTo(1))
+		g.Expect(testutil.ToFloat64(encryptionVerified.WithLabelValues("default", ds.Name, verify.ChannelClientToNode))).To(BeEquivalentTo(1))
 		// What the probe saw, as series a dashboard plots per endpoint.
-		ar := []string{"default", ds.Name, channelClientToNode, "127.0.0.22:9042"}
+		ar := []string{"default", ds.Name, verify.ChannelClientToNode, "127.0.0.22:9042"}
 		g.Expect(testutil.ToFloat64(acceptedSuite.WithLabelValues(append(ar, "TLS_AES_128_GCM_SHA256")...))).To(BeEquivalentTo(1))
 		g.Expect(testutil.ToFloat64(acceptedProtocol.WithLabelValues(append(ar, "TLSv1.3")...))).To(BeEquivalentTo(1))
 		g.Expect(testutil.ToFloat64(plaintextAccepted.WithLabelValues(ar...))).To(BeEquivalentTo(0))

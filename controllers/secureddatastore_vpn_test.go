@@ -73,9 +73,9 @@ func TestVPNRefusedByPodSecurity(t *testing.T) {
 	create(t, ds)
 	g.Eventually(func(g Gomega) {
 		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
-		g.Expect(c.Reason).To(Equal(ReasonPodSecurityForbidsVPN))
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonPodSecurityForbidsVPN))
 		g.Expect(c.Message).To(ContainSubstring("pod-security.kubernetes.io/enforce=privileged"))
-		g.Expect(eventNotes(g, ds, ReasonPodSecurityForbidsVPN)).NotTo(BeEmpty())
+		g.Expect(eventNotes(g, ds, v1alpha1.ReasonPodSecurityForbidsVPN)).NotTo(BeEmpty())
 	}).Should(Succeed())
 	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns.Name, Name: ds.Name}, &appsv1.StatefulSet{})
 	g.Expect(err).To(HaveOccurred(), "a StatefulSet was created in a namespace that refuses its pods")
@@ -96,7 +96,7 @@ func TestVPNChangeOnRunningDatastoreIsRefused(t *testing.T) {
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
-		g.Expect(c.Reason).To(Equal(ReasonVPNChangeUnsupported))
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonVPNChangeUnsupported))
 		g.Expect(c.Message).To(ContainSubstring("spec.encryption.vpn"))
 	}).Should(Succeed())
 	g.Expect(get(g, sts).Spec.Template.Spec.InitContainers).To(HaveLen(1), "the tunnel was removed from the running pods")

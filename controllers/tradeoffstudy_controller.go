@@ -3,7 +3,6 @@ package controllers
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,59 +64,63 @@ func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := st.DeepCopy()
 	s := &studyScope{study: st}
-	err := r.phases(ctx, s)
-	if errors.Is(err, errStale) {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+	p := pass[*v1alpha1.TradeoffStudy]{
+		status:   func(s *v1alpha1.TradeoffStudy) any { return s.Status },
+		observed: func(s *v1alpha1.TradeoffStudy) { s.Status.ObservedGeneration = s.Generation },
+		summarize: func(st *v1alpha1.TradeoffStudy) {
+			r.summarize(s)
+			publishStudy(st)
+		},
+		afterWrite: func(ctx context.Context) error {
+			if !s.finish {
+				return nil
+			}
+			// Only once the final status is stored: a crash before it leaves the objects for
+			// the pass that finishes again.
+			return r.cleanUp(ctx, st)
+		},
 	}
-	st.Status.ObservedGeneration = st.Generation
-	publishStudy(st)
-	if _, werr := patchStatus(ctx, r.Client, before, st, func(s *v1alpha1.TradeoffStudy) any { return s.Status }); werr != nil {
-		return requeueOnConflict(werr)
-	}
-	if err == nil && s.finish {
-		// Only once the final status is stored: a crash before it leaves the objects for the
-		// pass that finishes again.
-		err = r.cleanUp(ctx, st)
-	}
-	return ctrl.Result{RequeueAfter: s.requeue}, err
+	return p.reconcile(ctx, r.Client, st, func(ctx context.Context) (ctrl.Result, error) {
+		return runPhases(ctx, s, r.begin, r.plan, r.cancel, r.provision, r.run, r.succeed)
+	})
 }
 
 func ended(p v1alpha1.StudyPhase) bool {
 	return p == v1alpha1.StudySucceeded || p == v1alpha1.StudyFailed || p == v1alpha1.StudyCancelled
 }
 
-// phases: plan, provision the cells, run the schedule, analyse.
-func (r *TradeoffStudyReconciler) phases(ctx context.Context, s *studyScope) error {
+// begin stops at an ended study: its results are final, and cleanUp ran after the final write.
+func (r *TradeoffStudyReconciler) begin(_ context.Context, s *studyScope) (ctrl.Result, error) {
 	st := &s.study.Status
 	if ended(st.Phase) {
-		return nil // results are final; cleanUp ran after the final write
+		return ctrl.Result{}, errPhaseBlocked
 	}
 	if st.Phase == "" {
 		st.Phase = v1alpha1.StudyPending
 	}
-	if len(st.Cells) == 0 {
-		if planned, err := r.plan(ctx, s); err != nil || !planned {
-			return err
-		}
+	return ctrl.Result{}, nil
+}
+
+// cancel concludes a study whose spec asks for it, with what it measured so far.
+func (r *TradeoffStudyReconciler) cancel(ctx context.Context, s *studyScope) (ctrl.Result, error) {
+	if !s.study.Spec.Cancel {
+		return ctrl.Result{}, nil
 	}
-	if s.study.Spec.Cancel {
-		return r.conclude(ctx, s, v1alpha1.StudyCancelled, "Cancelled", "cancelled by spec.cancel")
-	}
-	if err := r.provision(ctx, s); err != nil {
-		return err
-	}
-	if done, err := r.run(ctx, s); err != nil || !done {
-		r.summarize(s)
-		return err
-	}
-	return r.conclude(ctx, s, v1alpha1.StudySucceeded, "Succeeded", "every repetition ran")
+	return ctrl.Result{}, waitOr(r.conclude(ctx, s, v1alpha1.StudyCancelled, v1alpha1.ReasonCancelled, "cancelled by spec.cancel"))
+}
+
+// succeed concludes a study whose every repetition ran.
+func (r *TradeoffStudyReconciler) succeed(ctx context.Context, s *studyScope) (ctrl.Result, error) {
+	return ctrl.Result{}, r.conclude(ctx, s, v1alpha1.StudySucceeded, v1alpha1.ReasonSucceeded, "every repetition ran")
 }
 
 // plan is steps 1 to 4: resolve the profiles, prune the matrix, fix seed and schedule.
-func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (bool, error) {
+func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (ctrl.Result, error) {
 	studyObj := s.study
+	if len(studyObj.Status.Cells) > 0 {
+		return ctrl.Result{}, nil // planned once, at creation: the design cannot change
+	}
 	profiles := map[string]study.Profile{}
 	var missing []string
 	for _, name := range studyObj.Spec.Matrix.Profiles {
@@ -127,13 +130,12 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (bool
 			missing = append(missing, name)
 			continue
 		case err != nil:
-			return false, err
+			return ctrl.Result{}, err
 		}
 		a := p.Status.Assessment
 		if a == nil || p.Status.ObservedGeneration != p.Generation {
 			// Pruning by a rank not computed yet would drop or keep the wrong cells.
-			s.requeue = 2 * time.Second
-			return false, nil
+			return ctrl.Result{RequeueAfter: 2 * time.Second}, errPhaseBlocked
 		}
 		profiles[name] = study.Profile{Rank: a.Rank, Presets: a.SatisfiedPresets}
 	}
@@ -144,7 +146,7 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (bool
 		if setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonProfileNotFound, msg) {
 			r.Recorder.Eventf(studyObj, nil, "Warning", v1alpha1.ReasonProfileNotFound, "Plan", "%s", msg)
 		}
-		return false, nil
+		return ctrl.Result{}, errPhaseBlocked
 	}
 	if st.Seed == nil {
 		st.Seed = studyObj.Spec.Seed
@@ -158,9 +160,9 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (bool
 	pruned := len(st.Cells) - countCells(st.Cells, func(c *v1alpha1.StudyCell) bool { return c.State != v1alpha1.CellPruned })
 	msg := fmt.Sprintf("%d cells (%d pruned by the constraints), %d repetitions in randomized interleaved order, seed %d",
 		len(st.Cells), pruned, len(st.Schedule), *st.Seed)
-	setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, "Planned", msg)
-	r.Recorder.Eventf(studyObj, nil, "Normal", "Planned", "Plan", "%s", msg)
-	return true, nil
+	setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonPlanned, msg)
+	r.Recorder.Eventf(studyObj, nil, "Normal", v1alpha1.ReasonPlanned, "Plan", "%s", msg)
+	return ctrl.Result{}, nil
 }
 
 func countCells(cells []v1alpha1.StudyCell, keep func(*v1alpha1.StudyCell) bool) int {
@@ -176,61 +178,40 @@ func countCells(cells []v1alpha1.StudyCell, keep func(*v1alpha1.StudyCell) bool)
 // provision creates the datastore of every live cell and moves the cell on when the datastore
 // is Ready and its wire matches its profile. A wire that differs fails the cell: a study never
 // measures a profile the wire does not carry.
-func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) error {
+func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) (ctrl.Result, error) {
 	for i := range s.study.Status.Cells {
 		cell := &s.study.Status.Cells[i]
 		if cell.State != v1alpha1.CellPending && cell.State != v1alpha1.CellProvisioning && cell.State != v1alpha1.CellMeasuring {
 			continue
 		}
 		if _, err := applyOwned(ctx, r.Client, s.study, study.Datastore(s.study, cell)); err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
 		var ds v1alpha1.SecuredDatastore
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.study.Namespace, Name: cell.Datastore}, &ds); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue // not in the cache yet; its creation event brings us back
 			}
-			return err
+			return ctrl.Result{}, err
 		}
 		r.observeCell(s, cell, &ds)
 	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
+// observeCell moves the cell on from its datastore's conditions and says so in an event.
 func (r *TradeoffStudyReconciler) observeCell(s *studyScope, cell *v1alpha1.StudyCell, ds *v1alpha1.SecuredDatastore) {
-	conds := ds.Status.Conditions
-	verified := findCondition(conds, v1alpha1.ConditionEncryptionVerified)
-	fail := func(reason string) {
-		cell.State, cell.Reason = v1alpha1.CellFailed, reason
-		r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Provision", "cell %s: %s", cell.Name, reason)
-	}
-	switch {
-	case isFalse(conds, v1alpha1.ConditionProfileResolved):
-		fail("its profile does not resolve for this datastore: " + findCondition(conds, v1alpha1.ConditionProfileResolved).Message)
-	case !isTrue(conds, v1alpha1.ConditionReady):
-		if cell.State == v1alpha1.CellPending {
-			cell.State = v1alpha1.CellProvisioning
-		}
-	case verified.Status == metav1.ConditionFalse && verified.Reason != "Unreachable":
-		fail(fmt.Sprintf("the wire does not match the profile (EncryptionVerified=False %s: %s)", verified.Reason, verified.Message))
-	case verified.Status == metav1.ConditionTrue && cell.State != v1alpha1.CellMeasuring:
-		cell.State = v1alpha1.CellMeasuring
+	switch failed, measurable := study.ObserveCell(cell, ds.Status.Conditions); {
+	case failed:
+		r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Provision", "cell %s: %s", cell.Name, cell.Reason)
+	case measurable:
 		r.Recorder.Eventf(s.study, nil, "Normal", "CellReady", "Provision", "cell %s: datastore %s is Ready and its wire verified", cell.Name, ds.Name)
 	}
 }
 
-func findCondition(conds []metav1.Condition, typ string) metav1.Condition {
-	for _, c := range conds {
-		if c.Type == typ {
-			return c
-		}
-	}
-	return metav1.Condition{Type: typ, Status: metav1.ConditionUnknown}
-}
-
 // run works through the schedule from status.nextRun, one repetition at a time so runs never
-// compete for the machine. It reports done when the schedule is exhausted.
-func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (bool, error) {
+// compete for the machine. The pass goes on to the conclusion once the schedule is exhausted.
+func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.Result, error) {
 	st := &s.study.Status
 	for int(st.NextRun) < len(st.Schedule) {
 		cell := cellNamed(st.Cells, st.Schedule[st.NextRun])
@@ -244,16 +225,16 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (bool,
 		case apierrors.IsNotFound(err):
 			if s.study.Spec.Paused {
 				s.waiting = "paused before repetition " + position(st)
-				return false, nil
+				return ctrl.Result{}, errPhaseBlocked
 			}
 			if cell.State != v1alpha1.CellMeasuring {
 				// Its status change brings us back.
 				s.waiting = fmt.Sprintf("repetition %s waits for datastore %s of cell %s to be Ready and verified", position(st), cell.Datastore, cell.Name)
-				return false, nil
+				return ctrl.Result{}, errPhaseBlocked
 			}
-			return false, r.startRepetition(ctx, s, want)
+			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, want))
 		case err != nil:
-			return false, err
+			return ctrl.Result{}, err
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
@@ -265,16 +246,16 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (bool,
 			}
 		case v1alpha1.BenchmarkFailed:
 			cell.State = v1alpha1.CellFailed
-			cell.Reason = fmt.Sprintf("benchmark %s failed: %s", b.Name, findCondition(b.Status.Conditions, ConditionComplete).Message)
+			cell.Reason = fmt.Sprintf("benchmark %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete))
 			r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Run", "cell %s: %s", cell.Name, cell.Reason)
 		default:
 			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name,
 				cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending))
-			return false, nil // its status change brings us back
+			return ctrl.Result{}, errPhaseBlocked // its status change brings us back
 		}
 		st.NextRun++
 	}
-	return true, nil
+	return ctrl.Result{}, nil
 }
 
 // startRepetition creates the benchmark of status.nextRun, but only from the API server's
@@ -356,7 +337,7 @@ func (r *TradeoffStudyReconciler) conclude(ctx context.Context, s *studyScope, p
 		msg = fmt.Sprintf("%s; recommended %s: %s", why, rec.Profile, rec.Reason)
 	}
 	msg += fmt.Sprintf(" Report: ConfigMap %s.", cm.Name)
-	setCondition(&st.Conditions, s.study.Generation, ConditionComplete, metav1.ConditionTrue, reason, msg)
+	setCondition(&st.Conditions, s.study.Generation, v1alpha1.ConditionComplete, metav1.ConditionTrue, reason, msg)
 	setCondition(&st.Conditions, s.study.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, why)
 	r.Recorder.Eventf(s.study, nil, "Normal", reason, "Analyze", "%s", msg)
 	return nil

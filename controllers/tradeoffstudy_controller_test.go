@@ -222,7 +222,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	g.Expect(rec.Profile).To(Equal("st-tls"))
 	g.Expect(rec.ExtraNodesPercent).To(Equal("24.8"))
 	g.Expect(rec.ExtraCostPerHour).To(Equal("0.12"))
-	g.Expect(condition(st.Status.Conditions, ConditionComplete).Reason).To(Equal("Succeeded"))
+	g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionComplete).Reason).To(Equal("Succeeded"))
 
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "st-report"}, cm)).To(Succeed())

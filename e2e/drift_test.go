@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/verify"
 )
 
 // Drift the operator did not cause: someone "tunes" a verified TLS 1.3 datastore by switching
@@ -85,7 +84,7 @@ func TestWireDriftFromAHandEditIsReportedWithinOneProbeInterval(t *testing.T) {
 		if v == nil || v.Status != metav1.ConditionFalse {
 			return fmt.Errorf("EncryptionVerified %+v", v)
 		}
-		if v.Reason != verify.ReasonCipherSuiteDrift || !strings.Contains(v.Message, "TLS_CHACHA20_POLY1305_SHA256") {
+		if v.Reason != v1alpha1.ReasonCipherSuiteDrift || !strings.Contains(v.Message, "TLS_CHACHA20_POLY1305_SHA256") {
 			t.Fatalf("EncryptionVerified %s: %s; want CipherSuiteDrift naming the suites BoringSSL adds", v.Reason, v.Message)
 		}
 		after := v.LastTransitionTime.Sub(running)

@@ -2,7 +2,8 @@ package v1alpha1
 
 // Condition types. Every kind reports metav1.Conditions; these are the types it uses.
 const (
-	// ConditionReady: the object does what its spec asks (datastore serving, profile usable).
+	// ConditionReady: the object does what its spec asks (datastore serving, profile usable,
+	// benchmark target reachable, study planned).
 	ConditionReady = "Ready"
 	// ConditionProfileResolved: the profile reference, inline overrides and defaults resolve to
 	// one valid effective profile that the engine can honour.
@@ -19,13 +20,95 @@ const (
 	ConditionProgressing = "Progressing"
 	// ConditionValid: an EncryptionProfile resolves on its own.
 	ConditionValid = "Valid"
-	// ConditionComplete: a benchmark or study finished.
+	// ConditionLoaded: a benchmark's load phase inserted its records.
+	ConditionLoaded = "Loaded"
+	// ConditionComplete: a benchmark or study finished, or gave up.
 	ConditionComplete = "Complete"
 )
 
-// Condition reasons shared by several kinds.
+// Reasons of the profile conditions (ProfileResolved, Valid), shared by several kinds.
 const (
 	ReasonResolved        = "Resolved"
 	ReasonProfileNotFound = "ProfileNotFound"
 	ReasonInvalidProfile  = "InvalidProfile"
+)
+
+// Reasons of a datastore's Ready and Progressing conditions. The phase is derived from them.
+const (
+	// ReasonProvisioning: the datastore was never Ready and is being created.
+	ReasonProvisioning = "Provisioning"
+	// ReasonRolling: Progressing while pods restart into a new step.
+	ReasonRolling = "Rolling"
+	// ReasonRolledOut: Progressing False, every pod runs the effective profile.
+	ReasonRolledOut = "RolledOut"
+	// ReasonUpdating: Ready False while a change rolls out on a datastore that was Ready.
+	ReasonUpdating = "Updating"
+	// ReasonDegraded: Ready False, the effective profile is rolled out but nodes are missing.
+	ReasonDegraded = "Degraded"
+	// ReasonNodesReady: Ready True.
+	ReasonNodesReady = "NodesReady"
+	// ReasonIssuingCertificates: Progressing while the first node waits for its certificate.
+	ReasonIssuingCertificates = "IssuingCertificates"
+	// ReasonNameConflict: an object the datastore would own exists and belongs to someone else.
+	ReasonNameConflict = "NameConflict"
+	// ReasonInvalidConfiguration: the engine's objects cannot be rendered from the spec.
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	// ReasonPodSecurityForbidsVPN: the namespace's Pod Security level refuses the VPN sidecar.
+	ReasonPodSecurityForbidsVPN = "PodSecurityForbidsVPN"
+	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running datastore.
+	ReasonVPNChangeUnsupported = "VPNChangeUnsupported"
+)
+
+// Reasons of CertificatesReady and KerberosReady.
+const (
+	// ReasonNotNeeded: the effective profile needs no certificate (or no Kerberos).
+	ReasonNotNeeded = "NotNeeded"
+	ReasonIssuing   = "Issuing"
+	ReasonIssued    = "Issued"
+	// ReasonInvalidKey: the requested key cannot serve the profile's cipher suites.
+	ReasonInvalidKey = "InvalidKey"
+	// ReasonInvalidPrincipals: the principals Secret does not parse or cannot be rendered.
+	ReasonInvalidPrincipals = "InvalidPrincipals"
+	ReasonKeytabsIssued     = "KeytabsIssued"
+)
+
+// Reasons of PlacementSatisfied.
+const (
+	ReasonNodesQualify    = "NodesQualify"
+	ReasonNoNodeQualifies = "NoNodeQualifies"
+)
+
+// Reasons of EncryptionVerified. For False, most severe first: when endpoints differ in
+// several ways, the most severe is the reason.
+const (
+	// ReasonProbePending: Unknown until every node runs the effective profile.
+	ReasonProbePending = "Pending"
+	// ReasonNoEndpoints: Unknown while no node is ready to be probed.
+	ReasonNoEndpoints           = "NoEndpoints"
+	ReasonUnreachable           = "Unreachable"
+	ReasonPlaintextAccepted     = "PlaintextAccepted"
+	ReasonProtocolDrift         = "ProtocolDrift"
+	ReasonCipherSuiteDrift      = "CipherSuiteDrift"
+	ReasonClientAuthNotEnforced = "ClientAuthNotEnforced"
+	ReasonVerified              = "Verified"
+)
+
+// Reasons of a benchmark's Ready, Loaded and Complete conditions.
+const (
+	ReasonTargetReady         = "TargetReady"
+	ReasonTargetNotFound      = "TargetNotFound"
+	ReasonTargetNotReady      = "TargetNotReady"
+	ReasonTargetNotMeasurable = "TargetNotMeasurable"
+	ReasonLoaded              = "Loaded"
+	ReasonLoadFailed          = "LoadFailed"
+	ReasonRunFailed           = "RunFailed"
+	ReasonTooManyInvalidRuns  = "TooManyInvalidRuns"
+	ReasonSucceeded           = "Succeeded"
+)
+
+// Reasons of a study's Ready, Progressing and Complete conditions (Progressing True carries
+// the study's phase, Running or Paused, as its reason).
+const (
+	ReasonPlanned   = "Planned"
+	ReasonCancelled = "Cancelled"
 )

@@ -83,14 +83,14 @@ func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
 		t.Errorf("nodeToNode Optional: plaintextAccepted %v (%v); want true", deref(rr.PlaintextAccepted), err)
 	}
 	f := verify.Compare(enc.NodeToNode, rr, err)
-	if f.Reason != verify.ReasonCipherSuiteDrift || !strings.Contains(strings.Join(f.Differences, ";"), "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256") {
+	if f.Reason != v1alpha1.ReasonCipherSuiteDrift || !strings.Contains(strings.Join(f.Differences, ";"), "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256") {
 		t.Errorf("nodeToNode: %s %v; want CipherSuiteDrift naming the two extra TLS 1.3 suites", f.Reason, f.Differences)
 	}
 	ar, err := scan(t, endpoints[0])
 	if err != nil || ar.PlaintextAccepted == nil || !*ar.PlaintextAccepted {
 		t.Errorf("clientToNode Optional: plaintextAccepted %v (%v); want true", deref(ar.PlaintextAccepted), err)
 	}
-	if f := verify.Compare(enc.ClientToNode, ar, err); f.Reason != verify.ReasonCipherSuiteDrift {
+	if f := verify.Compare(enc.ClientToNode, ar, err); f.Reason != v1alpha1.ReasonCipherSuiteDrift {
 		t.Errorf("clientToNode: %s %v; want CipherSuiteDrift", f.Reason, f.Differences)
 	}
 	if !strings.Contains(node.Log(), "BoringSSL doesn't allow to enable or disable TLSv1.3 ciphers") {

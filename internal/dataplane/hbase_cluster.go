@@ -38,11 +38,11 @@ const (
 // and a RegionServer, each a JVM of its own on its own address, plus a KDC when the profile
 // uses Kerberos, all configured by exactly the files internal/render/hbase renders.
 type HBaseCluster struct {
-	Enc     v1alpha1.EffectiveEncryption
-	Hosts   HBaseHosts
-	Cluster hbase.Cluster
-	KDC     *KDC
-	CA      *testpki.CA
+	Enc      v1alpha1.EffectiveEncryption
+	Hosts    HBaseHosts
+	Topology hbase.Topology
+	KDC      *KDC
+	CA       *testpki.CA
 	// StartUp: from the first process started to the Master's initialisation.
 	StartUp time.Duration
 	dir     string
@@ -60,17 +60,17 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	h := DefaultHBaseHosts
 	dir := t.TempDir()
 	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
-	c.Cluster = hbase.Cluster{
+	c.Topology = hbase.Topology{
 		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1,
 		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls")},
 	}
 	kerberized := enc.HBase.Authentication == v1alpha1.AuthenticationKerberos
 	if kerberized {
-		c.Cluster.Realm, c.Cluster.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
+		c.Topology.Realm, c.Topology.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
 	}
 	c.Reconfigure(t, enc)
 	c.ConfigureClient(t, enc)
-	c.CA.WriteSecretWithKey(t, c.Cluster.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
+	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
 
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -86,7 +86,7 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 			service = append(service, p)
 		}
 		c.KDC = StartKDC(t, hbaseRealm, h.KDC, kdcPort, append(service, clientPrinc)...)
-		c.KDC.WriteKeytab(t, c.Cluster.Layout.Keytab(), service...)
+		c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), service...)
 	}
 	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
 	format := exec.Command("java", c.jvm(256, hbase.NameNode, "-format", "-nonInteractive")...)
@@ -112,7 +112,7 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 // when it (re)starts.
 func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryption) {
 	t.Helper()
-	files, err := hbase.Files(c.Cluster, enc)
+	files, err := hbase.Files(c.Topology, enc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryptio
 // ConfigureClient writes the client configuration Smoke uses for enc.
 func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncryption) {
 	t.Helper()
-	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Cluster, enc)))
+	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Topology, enc)))
 }
 
 // Restart stops the Master or a RegionServer (SIGTERM: it leaves ZooKeeper cleanly) and
@@ -148,7 +148,7 @@ func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
 func (c *HBaseCluster) RotateKeys(t *testing.T) {
 	t.Helper()
 	c.KDC.Rotate(t, append(c.principals(), clientPrinc)...)
-	c.KDC.WriteKeytab(t, c.Cluster.Layout.Keytab(), c.principals()...)
+	c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), c.principals()...)
 }
 
 // principals are the service principals of the cluster's processes, as the operator creates

@@ -13,16 +13,6 @@ import (
 	"secured.dev/operator/internal/probe"
 )
 
-// Reasons of EncryptionVerified=False, most severe first: the first that applies is the reason.
-const (
-	ReasonUnreachable           = "Unreachable"
-	ReasonPlaintextAccepted     = "PlaintextAccepted"
-	ReasonProtocolDrift         = "ProtocolDrift"
-	ReasonCipherSuiteDrift      = "CipherSuiteDrift"
-	ReasonClientAuthNotEnforced = "ClientAuthNotEnforced"
-	ReasonVerified              = "Verified"
-)
-
 // Finding is the verdict on one endpoint of one channel.
 type Finding struct {
 	Verified bool
@@ -35,7 +25,7 @@ type Finding struct {
 // error Scan returned, if any.
 func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Finding {
 	if scanErr != nil {
-		return Finding{Reason: ReasonUnreachable, Differences: []string{fmt.Sprintf("%s: %v", got.Address, scanErr)}}
+		return Finding{Reason: v1alpha1.ReasonUnreachable, Differences: []string{fmt.Sprintf("%s: %v", got.Address, scanErr)}}
 	}
 	var checks []check
 	add := func(reason, format string, args ...any) {
@@ -44,28 +34,28 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 
 	if want.Mode == v1alpha1.ChannelDisabled {
 		if len(got.Versions) > 0 {
-			add(ReasonProtocolDrift, "TLS is Disabled but the endpoint accepts %s", strings.Join(got.VersionNames(), ", "))
+			add(v1alpha1.ReasonProtocolDrift, "TLS is Disabled but the endpoint accepts %s", strings.Join(got.VersionNames(), ", "))
 		}
 		return verdict(checks)
 	}
 	if want.Mode == v1alpha1.ChannelRequired && got.PlaintextAccepted != nil && *got.PlaintextAccepted {
-		add(ReasonPlaintextAccepted, "TLS is Required but the endpoint accepts plaintext")
+		add(v1alpha1.ReasonPlaintextAccepted, "TLS is Required but the endpoint accepts plaintext")
 	}
 	if want.Mode == v1alpha1.ChannelOptional && got.PlaintextAccepted != nil && !*got.PlaintextAccepted {
-		add(ReasonProtocolDrift, "TLS is Optional but the endpoint refuses plaintext")
+		add(v1alpha1.ReasonProtocolDrift, "TLS is Optional but the endpoint refuses plaintext")
 	}
 	wantVersions := make([]string, len(want.Protocols))
 	for i, p := range want.Protocols {
 		wantVersions[i] = string(p)
 	}
 	if extra, missing := diff(got.VersionNames(), wantVersions); len(extra)+len(missing) > 0 {
-		add(ReasonProtocolDrift, "protocols%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
+		add(v1alpha1.ReasonProtocolDrift, "protocols%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
 	}
 	if extra, missing := diff(got.SuiteNames(), want.CipherSuites); len(extra)+len(missing) > 0 {
-		add(ReasonCipherSuiteDrift, "cipher suites%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
+		add(v1alpha1.ReasonCipherSuiteDrift, "cipher suites%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
 	}
 	if want.ClientAuth == v1alpha1.ClientAuthRequired && got.ClientAuthRequired != nil && !*got.ClientAuthRequired {
-		add(ReasonClientAuthNotEnforced, "client certificates are Required but the endpoint completes handshakes without one")
+		add(v1alpha1.ReasonClientAuthNotEnforced, "client certificates are Required but the endpoint completes handshakes without one")
 	}
 	return verdict(checks)
 }
@@ -75,9 +65,9 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 // binds the port to its tunnel address only and the sidecar drops what is routed to that.
 func Tunnelled(got probe.Result, scanErr error) Finding {
 	if errors.Is(scanErr, probe.ErrUnreachable) {
-		return Finding{Verified: true, Reason: ReasonVerified}
+		return Finding{Verified: true, Reason: v1alpha1.ReasonVerified}
 	}
-	return Finding{Reason: ReasonPlaintextAccepted, Differences: []string{
+	return Finding{Reason: v1alpha1.ReasonPlaintextAccepted, Differences: []string{
 		fmt.Sprintf("%s answers outside the tunnel, on the pod's own address; only the tunnel address may serve this channel", got.Address)}}
 }
 
@@ -85,7 +75,7 @@ func Tunnelled(got probe.Result, scanErr error) Finding {
 type check struct{ reason, diff string }
 
 // severity orders the reasons, most severe first.
-var severity = []string{ReasonUnreachable, ReasonPlaintextAccepted, ReasonProtocolDrift, ReasonCipherSuiteDrift, ReasonClientAuthNotEnforced, ReasonVerified}
+var severity = []string{v1alpha1.ReasonUnreachable, v1alpha1.ReasonPlaintextAccepted, v1alpha1.ReasonProtocolDrift, v1alpha1.ReasonCipherSuiteDrift, v1alpha1.ReasonClientAuthNotEnforced, v1alpha1.ReasonVerified}
 
 // MoreSevere returns the more severe of two reasons; Verified is the least.
 func MoreSevere(a, b string) string {
@@ -97,9 +87,9 @@ func MoreSevere(a, b string) string {
 
 func verdict(checks []check) Finding {
 	if len(checks) == 0 {
-		return Finding{Verified: true, Reason: ReasonVerified}
+		return Finding{Verified: true, Reason: v1alpha1.ReasonVerified}
 	}
-	f := Finding{Reason: ReasonVerified}
+	f := Finding{Reason: v1alpha1.ReasonVerified}
 	for _, c := range checks {
 		f.Differences = append(f.Differences, c.diff)
 		f.Reason = MoreSevere(f.Reason, c.reason)

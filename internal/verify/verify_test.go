@@ -39,25 +39,25 @@ func TestCompare(t *testing.T) {
 		reason   string
 		contains string
 	}{
-		{"exact", pinned13, observed(tls13, []uint16{0x1301}, ptr(true), ptr(false)), nil, ReasonVerified, ""},
+		{"exact", pinned13, observed(tls13, []uint16{0x1301}, ptr(true), ptr(false)), nil, v1alpha1.ReasonVerified, ""},
 		{"BoringSSL ignores the TLS 1.3 list", pinned13, observed(tls13, []uint16{0x1301, 0x1302, 0x1303}, ptr(true), ptr(false)), nil,
-			ReasonCipherSuiteDrift, "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256"},
+			v1alpha1.ReasonCipherSuiteDrift, "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256"},
 		{"TLS 1.2 too", pinned13, observed([]uint16{crypto.VersionTLS12, crypto.VersionTLS13}, []uint16{0x1301, 0xC02F}, ptr(true), ptr(false)), nil,
-			ReasonProtocolDrift, "also accepts TLSv1.2"},
+			v1alpha1.ReasonProtocolDrift, "also accepts TLSv1.2"},
 		{"plaintext wins over suite drift", pinned13, observed(tls13, []uint16{0x1301, 0x1302}, ptr(true), ptr(true)), nil,
-			ReasonPlaintextAccepted, "accepts plaintext"},
-		{"no client auth", pinned13, observed(tls13, []uint16{0x1301}, ptr(false), ptr(false)), nil, ReasonClientAuthNotEnforced, "without one"},
-		{"unreachable", pinned13, probe.Result{Address: "10.0.0.1:9042"}, errors.New("connection refused"), ReasonUnreachable, "connection refused"},
+			v1alpha1.ReasonPlaintextAccepted, "accepts plaintext"},
+		{"no client auth", pinned13, observed(tls13, []uint16{0x1301}, ptr(false), ptr(false)), nil, v1alpha1.ReasonClientAuthNotEnforced, "without one"},
+		{"unreachable", pinned13, probe.Result{Address: "10.0.0.1:9042"}, errors.New("connection refused"), v1alpha1.ReasonUnreachable, "connection refused"},
 		{"optional accepts plaintext", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelOptional, Protocols: pinned13.Protocols, CipherSuites: pinned13.CipherSuites},
-			observed(tls13, []uint16{0x1301}, nil, ptr(true)), nil, ReasonVerified, ""},
+			observed(tls13, []uint16{0x1301}, nil, ptr(true)), nil, v1alpha1.ReasonVerified, ""},
 		{"disabled but TLS answers", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
-			observed(tls13, []uint16{0x1301}, nil, nil), nil, ReasonProtocolDrift, "Disabled"},
+			observed(tls13, []uint16{0x1301}, nil, nil), nil, v1alpha1.ReasonProtocolDrift, "Disabled"},
 		{"suite refused", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: pinned13.Protocols, CipherSuites: []string{"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"}},
-			observed(tls13, []uint16{0x1301}, nil, ptr(false)), nil, ReasonCipherSuiteDrift, "refuses TLS_AES_256_GCM_SHA384"},
+			observed(tls13, []uint16{0x1301}, nil, ptr(false)), nil, v1alpha1.ReasonCipherSuiteDrift, "refuses TLS_AES_256_GCM_SHA384"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Compare(tc.want, tc.got, tc.err)
-			if f.Reason != tc.reason || f.Verified != (tc.reason == ReasonVerified) {
+			if f.Reason != tc.reason || f.Verified != (tc.reason == v1alpha1.ReasonVerified) {
 				t.Fatalf("reason %s (verified %v), want %s: %v", f.Reason, f.Verified, tc.reason, f.Differences)
 			}
 			if tc.contains != "" && !strings.Contains(strings.Join(f.Differences, "; "), tc.contains) {
@@ -72,7 +72,7 @@ func TestTunnelled(t *testing.T) {
 	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, fmt.Errorf("%w: connection refused", probe.ErrUnreachable)); !f.Verified {
 		t.Errorf("refused outside the tunnel: %+v", f)
 	}
-	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, nil); f.Verified || f.Reason != ReasonPlaintextAccepted {
+	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, nil); f.Verified || f.Reason != v1alpha1.ReasonPlaintextAccepted {
 		t.Errorf("answering outside the tunnel: %+v", f)
 	}
 }

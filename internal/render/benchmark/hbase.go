@@ -37,7 +37,7 @@ const (
 )
 
 func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) Target {
-	c := hbase.ClusterOf(ds, clusterDomain)
+	c := hbase.TopologyOf(ds, clusterDomain)
 	t := Target{Datastore: ds.Name, Profile: enc.Profile, HBase: &HBaseTarget{
 		Properties: hbase.ClientProperties(c, *enc.Effective), ConfigMap: hbase.NamesOf(ds).ConfigMap(),
 	}}

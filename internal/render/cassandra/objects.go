@@ -63,6 +63,11 @@ type Cluster struct {
 	FeatureLabelPrefix string
 	// VPNImage runs the tunnel sidecar of a VPN profile.
 	VPNImage string
+	// Tunnel is the step's VPN (Tunnel(Datastore, Step, ClusterDomain)); nil without one.
+	Tunnel *vpn.Plan
+	// CertSecret names the Secret with the node certificate and TrustConfigMap the ConfigMap
+	// with the trust bundle; both are mounted when the step enables TLS on any channel.
+	CertSecret, TrustConfigMap string
 }
 
 // Objects are the Kubernetes objects of one Cassandra datastore, besides its certificates.
@@ -167,10 +172,8 @@ func (s Step) TLSEnabled() bool {
 	return s.Encryption.ClientToNode.Mode != v1alpha1.ChannelDisabled || s.Encryption.NodeToNode.Mode != v1alpha1.ChannelDisabled
 }
 
-// Build renders the objects. certSecret names the Secret with the node certificate and
-// trustConfigMap the ConfigMap with the trust bundle (both used when the step enables TLS on
-// any channel).
-func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
+// Build renders the objects of a Cassandra datastore.
+func Build(c Cluster) (Objects, error) {
 	ds := c.Datastore
 	n := NamesOf(ds)
 	topo := topologyOf(ds)
@@ -179,10 +182,7 @@ func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
 		dc = DefaultDatacenter
 	}
 	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout}
-	tunnel, err := Tunnel(ds, c.Step, c.ClusterDomain)
-	if err != nil {
-		return Objects{}, err
-	}
+	tunnel := c.Tunnel
 	if tunnel != nil && tunnel.CarriesNodes() {
 		t.Seeds = TunnelSeeds(*tunnel)
 	}
@@ -203,7 +203,7 @@ func Build(c Cluster, certSecret, trustConfigMap string) (Objects, error) {
 	if tunnel != nil {
 		cm.Data[VPNAddressesFile] = string(tunnel.Addresses())
 	}
-	sts, err := statefulSet(c, n, cm, certSecret, trustConfigMap, tunnel)
+	sts, err := statefulSet(c, n, cm)
 	if err != nil {
 		return Objects{}, err
 	}
@@ -299,7 +299,8 @@ func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, tunn
 	}
 }
 
-func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap, certSecret, trustConfigMap string, tunnel *vpn.Plan) (*appsv1.StatefulSet, error) {
+func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap) (*appsv1.StatefulSet, error) {
+	certSecret, trustConfigMap, tunnel := c.CertSecret, c.TrustConfigMap, c.Tunnel
 	ds := c.Datastore
 	topo := topologyOf(ds)
 	step, err := json.Marshal(c.Step)

@@ -51,8 +51,12 @@ func sampleDatastore(t *testing.T, file string) (*v1alpha1.SecuredDatastore, v1a
 
 func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Objects {
 	t.Helper()
-	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test", OperatorNamespace: "secured-system"},
-		certs.NodeSecret(ds), certs.TrustConfigMap(ds))
+	tunnel, err := Tunnel(ds, Target(enc), "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
+		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +153,7 @@ func TestVPNSidecarAsksForNetAdminAndTunOnly(t *testing.T) {
 func TestPlaintextDatastoreMountsNoCertificates(t *testing.T) {
 	ds, _ := sampleDatastore(t, "secureddatastore-cassandra-tls13.yaml")
 	plain := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}, NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
-	objs, err := Build(Cluster{Datastore: ds, Step: Target(plain), Image: "img", ClusterDomain: "cluster.local"}, "", "")
+	objs, err := Build(Cluster{Datastore: ds, Step: Target(plain), Image: "img", ClusterDomain: "cluster.local"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +161,11 @@ func TestPlaintextDatastoreMountsNoCertificates(t *testing.T) {
 	if len(pod.Containers) != 1 || len(pod.Volumes) != 3 {
 		t.Errorf("plaintext pod has %d containers and volumes %v; want cassandra only, no tls volume", len(pod.Containers), pod.Volumes)
 	}
-	if _, err := Build(Cluster{Datastore: ds, Step: Target(plain), Image: "img"}, "", ""); err != nil {
+	if _, err := Build(Cluster{Datastore: ds, Step: Target(plain), Image: "img"}); err != nil {
 		t.Fatal(err)
 	}
 	_, enc := sampleDatastore(t, "secureddatastore-cassandra-tls13.yaml")
-	if _, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "img"}, "", ""); err == nil || !strings.Contains(err.Error(), "certificate Secret") {
+	if _, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "img"}); err == nil || !strings.Contains(err.Error(), "certificate Secret") {
 		t.Errorf("TLS without a certificate Secret: %v", err)
 	}
 }

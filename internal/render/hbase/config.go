@@ -73,8 +73,8 @@ var PodLayout = Layout{DataDir: "/data", KeytabDir: "/etc/secured/keytab", TLSDi
 // Keytab is the keytab file every service reads.
 func (l Layout) Keytab() string { return l.KeytabDir + "/service.keytab" }
 
-// Cluster is what the configuration needs to know about the cluster.
-type Cluster struct {
+// Topology is what the configuration needs to know about the cluster.
+type Topology struct {
 	// ZooKeeper: host names of the ensemble's servers, in server-id order.
 	ZooKeeper []string
 	// NameNode: host name of the NameNode.
@@ -87,7 +87,7 @@ type Cluster struct {
 }
 
 // Files renders every configuration file, by name.
-func Files(c Cluster, enc v1alpha1.EffectiveEncryption) (map[string]string, error) {
+func Files(c Topology, enc v1alpha1.EffectiveEncryption) (map[string]string, error) {
 	s, err := securityOf(c, enc)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ type security struct {
 	tlsChannel v1alpha1.EffectiveChannel
 }
 
-func securityOf(c Cluster, enc v1alpha1.EffectiveEncryption) (security, error) {
+func securityOf(c Topology, enc v1alpha1.EffectiveEncryption) (security, error) {
 	h := enc.HBase
 	if h == nil {
 		return security{}, fmt.Errorf("the effective profile has no hbase settings: resolve it for engine HBase")
@@ -148,7 +148,7 @@ func securityOf(c Cluster, enc v1alpha1.EffectiveEncryption) (security, error) {
 
 func lower(p v1alpha1.SASLProtection) string { return strings.ToLower(string(p)) }
 
-func coreSite(c Cluster, s security) map[string]string {
+func coreSite(c Topology, s security) map[string]string {
 	p := map[string]string{
 		"fs.defaultFS":                   fmt.Sprintf("hdfs://%s:%d", c.NameNode, NameNodePort),
 		"hadoop.security.authentication": "simple",
@@ -176,7 +176,7 @@ func rule(service, realm, user string) string {
 	return fmt.Sprintf("RULE:[2:$1@$0](%s@%s)s/.*/%s/", service, realm, user)
 }
 
-func hdfsSite(c Cluster, s security) map[string]string {
+func hdfsSite(c Topology, s security) map[string]string {
 	host, bind := "${env."+HostEnv+"}", "${env."+BindEnv+"}"
 	l := c.Layout
 	p := map[string]string{
@@ -231,7 +231,7 @@ func hdfsSite(c Cluster, s security) map[string]string {
 	return p
 }
 
-func hbaseSite(c Cluster, s security) map[string]string {
+func hbaseSite(c Topology, s security) map[string]string {
 	host, bind := "${env."+HostEnv+"}", "${env."+BindEnv+"}"
 	p := map[string]string{
 		"hbase.cluster.distributed":           "true",
@@ -287,7 +287,7 @@ func (s security) hbaseEnc() v1alpha1.EffectiveEncryption {
 
 // ClientProperties are what an HBase client (the benchmark driver, an application) sets to
 // reach the cluster with the profile: ZooKeeper, Kerberos and SASL, TLS.
-func ClientProperties(c Cluster, enc v1alpha1.EffectiveEncryption) map[string]string {
+func ClientProperties(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
 	if c.Layout == (Layout{}) {
 		c.Layout = PodLayout
 	}
@@ -337,7 +337,7 @@ func jsseNames(iana []string) []string {
 	return out
 }
 
-func sslServer(c Cluster) map[string]string {
+func sslServer(c Topology) map[string]string {
 	return map[string]string{
 		"ssl.server.keystore.location":    c.Layout.TLSDir + "/keystore.p12",
 		"ssl.server.keystore.type":        "pkcs12",
@@ -346,7 +346,7 @@ func sslServer(c Cluster) map[string]string {
 	}
 }
 
-func zooCfg(c Cluster) string {
+func zooCfg(c Topology) string {
 	lines := []string{
 		"tickTime=2000", "initLimit=10", "syncLimit=5",
 		"dataDir=" + c.Layout.DataDir + "/zookeeper",

@@ -13,7 +13,7 @@ import (
 	"secured.dev/operator/internal/samples"
 )
 
-var cluster = Cluster{
+var topology = Topology{
 	ZooKeeper: []string{"events-zk-0.events-zk.db.svc.cluster.local", "events-zk-1.events-zk.db.svc.cluster.local", "events-zk-2.events-zk.db.svc.cluster.local"},
 	NameNode:  "events-nn-0.events-nn.db.svc.cluster.local", Replication: 3,
 	Realm: "EVENTS.DB.SVC", KDC: "events-kdc.db.svc.cluster.local:88",
@@ -60,7 +60,7 @@ func TestShippedProfilesRenderToGoldenFiles(t *testing.T) {
 		t.Fatalf("%d HBase profiles; the catalogue ships six", len(cases)-1)
 	}
 	for name, s := range cases {
-		files, err := Files(cluster, resolve(t, s))
+		files, err := Files(topology, resolve(t, s))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -78,7 +78,7 @@ func TestProfileSettingsReachTheirKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Files(cluster, resolve(t, &p.Spec.EncryptionSettings))
+	files, err := Files(topology, resolve(t, &p.Spec.EncryptionSettings))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,31 +104,31 @@ func prop(k, v string) string { return "<name>" + k + "</name><value>" + v + "</
 func TestImpossibleCombinationsAreRefused(t *testing.T) {
 	on := true
 	for want, tc := range map[string]struct {
-		c Cluster
+		c Topology
 		s *v1alpha1.EncryptionSettings
 	}{
-		"needs authentication: Kerberos": {cluster, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{DataTransfer: &v1alpha1.HDFSDataTransfer{Encrypt: &on}}}},
-		"needs a realm and a KDC":        {Cluster{ZooKeeper: cluster.ZooKeeper, NameNode: cluster.NameNode}, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}}},
+		"needs authentication: Kerberos": {topology, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{DataTransfer: &v1alpha1.HDFSDataTransfer{Encrypt: &on}}}},
+		"needs a realm and a KDC":        {Topology{ZooKeeper: topology.ZooKeeper, NameNode: topology.NameNode}, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}}},
 	} {
 		if _, err := Files(tc.c, resolve(t, tc.s)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want an error saying %q, got %v", want, err)
 		}
 	}
-	if _, err := Files(cluster, v1alpha1.EffectiveEncryption{}); err == nil || !strings.Contains(err.Error(), "engine HBase") {
+	if _, err := Files(topology, v1alpha1.EffectiveEncryption{}); err == nil || !strings.Contains(err.Error(), "engine HBase") {
 		t.Errorf("a profile resolved for another engine: %v", err)
 	}
 }
 
 // clientToNode Optional accepts TLS and plaintext on the one RPC port; whether Masters and
 // RegionServers call each other with TLS is nodeToNode's mode (Optional sends TLS, as in
-// Cassandra). Both are the intermediate steps of enabling TLS on a live cluster.
+// Cassandra). Both are the intermediate steps of enabling TLS on a live topology.
 func TestOptionalTLSAcceptsBoth(t *testing.T) {
 	for rr, peersTLS := range map[v1alpha1.ChannelMode]string{v1alpha1.ChannelDisabled: "false", v1alpha1.ChannelOptional: "true", v1alpha1.ChannelRequired: "true"} {
 		s := &v1alpha1.EncryptionSettings{
 			ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
 			NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: rr}},
 		}
-		files, err := Files(cluster, resolve(t, s))
+		files, err := Files(topology, resolve(t, s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -152,10 +152,10 @@ func Replicas(ds *v1alpha1.SecuredDatastore, r Role) int32 {
 	return 1
 }
 
-// ClusterOf is the configuration's view of a datastore in Kubernetes.
-func ClusterOf(ds *v1alpha1.SecuredDatastore, domain string) Cluster {
+// TopologyOf is the configuration's view of a datastore in Kubernetes.
+func TopologyOf(ds *v1alpha1.SecuredDatastore, domain string) Topology {
 	n := NamesOf(ds)
-	c := Cluster{NameNode: n.PodHost(NameNode, 0, domain), Replication: int(min(3, Replicas(ds, DataNode))), Layout: PodLayout}
+	c := Topology{NameNode: n.PodHost(NameNode, 0, domain), Replication: int(min(3, Replicas(ds, DataNode))), Layout: PodLayout}
 	for i := range int(Replicas(ds, ZooKeeper)) {
 		c.ZooKeeper = append(c.ZooKeeper, n.PodHost(ZooKeeper, i, domain))
 	}
@@ -179,8 +179,8 @@ func Principals(ds *v1alpha1.SecuredDatastore, domain string) map[Role][]string 
 	return out
 }
 
-// Spec is what Build needs beyond the datastore.
-type Spec struct {
+// Cluster is what the Kubernetes objects of an HBase datastore are built from.
+type Cluster struct {
 	Datastore  *v1alpha1.SecuredDatastore
 	Encryption v1alpha1.EffectiveEncryption
 	// Image runs ZooKeeper, HDFS and HBase; KDCImage the managed KDC.
@@ -215,9 +215,9 @@ func (o Objects) All() []client.Object {
 }
 
 // Build renders the objects of an HBase datastore.
-func Build(s Spec) (Objects, error) {
+func Build(s Cluster) (Objects, error) {
 	ds := s.Datastore
-	c := ClusterOf(ds, s.ClusterDomain)
+	c := TopologyOf(ds, s.ClusterDomain)
 	files, err := Files(c, s.Encryption)
 	if err != nil {
 		return Objects{}, err
@@ -335,7 +335,7 @@ func command(r Role, kerberized bool) []string {
 	return []string{"sh", "-c", "exec " + java}
 }
 
-func statefulSet(s Spec, n Names, r Role, kerberized, tls bool, configHash string) *appsv1.StatefulSet {
+func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash string) *appsv1.StatefulSet {
 	ds := s.Datastore
 	host := fmt.Sprintf("$(POD_NAME).%s.%s.svc.%s", n.StatefulSet(r), ds.Namespace, s.ClusterDomain)
 	env := []corev1.EnvVar{

@@ -41,15 +41,15 @@ func sampleDatastore(t *testing.T) (*v1alpha1.SecuredDatastore, v1alpha1.Effecti
 	return ds, res.Effective
 }
 
-func spec(ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Spec {
-	return Spec{Datastore: ds, Encryption: enc, Image: "secured.dev/hbase:2.6.4", KDCImage: "secured.dev/kdc:2.0.3", ClusterDomain: "cluster.local",
+func clusterOf(ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Cluster {
+	return Cluster{Datastore: ds, Encryption: enc, Image: "secured.dev/hbase:2.6.4", KDCImage: "secured.dev/kdc:2.0.3", ClusterDomain: "cluster.local",
 		CertSecret: "events-tls", KeystorePasswordSecret: "events-keystore-password", TrustConfigMap: "events-trust"}
 }
 
 // The sample Kerberos datastore renders to golden objects: a KDC, ZooKeeper, HDFS and HBase.
 func TestSampleDatastoreObjects(t *testing.T) {
 	ds, enc := sampleDatastore(t)
-	objs, err := Build(spec(ds, enc))
+	objs, err := Build(clusterOf(ds, enc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSampleDatastoreObjects(t *testing.T) {
 // Every pod runs under the Pod Security Standard "restricted".
 func TestPodsAreRestricted(t *testing.T) {
 	ds, enc := sampleDatastore(t)
-	objs, err := Build(spec(ds, enc))
+	objs, err := Build(clusterOf(ds, enc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestPrincipalsNamePods(t *testing.T) {
 
 func TestCertificatesAreRequiredForSecureHDFS(t *testing.T) {
 	ds, enc := sampleDatastore(t)
-	s := spec(ds, enc)
+	s := clusterOf(ds, enc)
 	s.CertSecret = ""
 	if _, err := Build(s); err == nil || !strings.Contains(err.Error(), "certificate Secret") {
 		t.Errorf("Kerberos without certificates: %v", err)
@@ -117,7 +117,7 @@ func TestCertificatesAreRequiredForSecureHDFS(t *testing.T) {
 // keeps the pod in ContainerCreating forever.
 func TestPodsMountOnlySecretsThatExist(t *testing.T) {
 	ds, enc := sampleDatastore(t)
-	s := spec(ds, enc)
+	s := clusterOf(ds, enc)
 	objs, err := Build(s)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestPodsMountOnlySecretsThatExist(t *testing.T) {
 // Every rendered file is read by some role, so changing it restarts somebody; a file nobody
 // is listed as reading would change silently.
 func TestEveryFileRestartsTheRolesThatReadIt(t *testing.T) {
-	files, err := Files(cluster, resolve(t, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}}))
+	files, err := Files(topology, resolve(t, &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos}}))
 	if err != nil {
 		t.Fatal(err)
 	}

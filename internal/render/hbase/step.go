@@ -80,10 +80,12 @@ func Next(applied *v1alpha1.EffectiveEncryption, desired v1alpha1.EffectiveEncry
 }
 
 // SameStep: a and b configure the cluster alike (compared as the annotation stores them).
-func SameStep(a, b v1alpha1.EffectiveEncryption) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
+func SameStep(a, b v1alpha1.EffectiveEncryption) bool { return StepKey(a) == StepKey(b) }
+
+// StepKey identifies a step as the annotation stores it.
+func StepKey(e v1alpha1.EffectiveEncryption) string {
+	b, _ := json.Marshal(e) // plain structs: marshalling cannot fail
+	return string(b)
 }
 
 // Describe says what a step changes, for Progressing and events: "RPC TLS plaintext → TLS

@@ -26,7 +26,7 @@ func walk(t *testing.T, applied, desired v1alpha1.EffectiveEncryption) []string 
 	out := []string{StageName(applied)}
 	for range 10 {
 		next := Next(&applied, desired)
-		if _, err := Files(cluster, next); err != nil {
+		if _, err := Files(topology, next); err != nil {
 			t.Fatalf("step %s does not render: %v", StageName(next), err)
 		}
 		if SameStep(next, applied) {

@@ -1,0 +1,206 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/vpn"
+	"secured.dev/operator/internal/status"
+	"secured.dev/operator/internal/verify"
+)
+
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
+// cassandraEngine runs a Cassandra datastore: one StatefulSet whose pod template carries the
+// step its nodes run; a change of encryption rolls through intermediate steps one restart at a
+// time (cassandra.Next).
+type cassandraEngine struct {
+	r  *SecuredDatastoreReconciler
+	ds *v1alpha1.SecuredDatastore
+
+	sts     *appsv1.StatefulSet // nil until created
+	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
+	target  cassandra.Step      // the effective profile as a step
+	step    cassandra.Step      // the step to apply now
+	tunnel  *vpn.Plan           // the step's VPN; nil without one
+	// started: this pass applied a new step; the StatefulSet status read earlier is stale.
+	started bool
+}
+
+func (e *cassandraEngine) nodes() int32 { return cassandra.Nodes(e.ds) }
+
+func (e *cassandraEngine) observe(ctx context.Context, s *datastoreScope) error {
+	ds := e.ds
+	sts := &appsv1.StatefulSet{}
+	switch err := e.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: cassandra.NamesOf(ds).StatefulSet()}, sts); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the StatefulSet: %w", err)
+	}
+	if !metav1.IsControlledBy(sts, ds) {
+		return e.r.nameConflict(ds, "StatefulSet", sts.Name)
+	}
+	applied, err := cassandra.AppliedStep(sts)
+	if err != nil {
+		return err
+	}
+	e.sts, e.applied = sts, applied
+	return e.r.listPods(ctx, s, cassandra.Selector(ds))
+}
+
+// plan: the target when nothing runs yet or the target already runs; the applied step while a
+// roll is under way; otherwise the next step toward the target.
+func (e *cassandraEngine) plan(s *datastoreScope) error {
+	e.target = cassandra.Target(s.resolution.Effective)
+	switch {
+	case e.applied == nil || reflect.DeepEqual(*e.applied, e.target):
+		e.step = e.target
+	case !status.SetReady(e.sts):
+		e.step = *e.applied
+	default:
+		e.step = cassandra.Next(e.applied, s.resolution.Effective)
+	}
+	tunnel, err := cassandra.Tunnel(e.ds, e.step, e.r.Options.clusterDomain())
+	e.tunnel = tunnel
+	return err
+}
+
+// prepare readies a VPN profile's tunnel before any pod needs it: it refuses a namespace whose
+// Pod Security level forbids the sidecar (the StatefulSet would otherwise sit with no pods and
+// an event on the wrong object), keeps every member's keys in the tunnel Secret, and adds keys
+// when nodes are added. Keys are generated once and kept; the sidecars pick up a changed Secret
+// without a restart.
+func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds, r := e.ds, e.r
+	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
+			"every node would move to another address in one roll and split the ring. Restore the previous vpn settings (or profile), "+
+			"or create a new datastore with the new profile and move the data to it")
+	}
+	if e.tunnel == nil {
+		return ctrl.Result{}, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: ds.Namespace}, ns); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading namespace %s for its Pod Security level: %w", ds.Namespace, err)
+	}
+	if msg := vpn.PodSecurityProblem(ns.Name, ns.Labels); msg != "" {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonPodSecurityForbidsVPN, msg)
+	}
+	stored := map[string]map[string][]byte{}
+	for _, name := range []string{vpn.SecretName(ds.Name), vpn.CASecretName(ds.Name)} {
+		sec := &corev1.Secret{}
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, sec); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", name, err)
+		case !metav1.IsControlledBy(sec, ds):
+			return ctrl.Result{}, r.nameConflict(ds, "Secret", name)
+		default:
+			stored[name] = sec.Data
+		}
+	}
+	tunnel := *e.tunnel
+	keys, _, err := vpn.Ensure(tunnel, vpn.KeysFrom(tunnel, stored[vpn.SecretName(ds.Name)], stored[vpn.CASecretName(ds.Name)]), time.Now())
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("tunnel keys: %w", err)
+	}
+	data, err := vpn.SecretData(tunnel, keys)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var objs []client.Object
+	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), data, vpn.CASecretData(keys)) {
+		objs = append(objs, sec)
+	}
+	return ctrl.Result{}, r.applyAll(ctx, s, objs)
+}
+
+func (e *cassandraEngine) certificates(*datastoreScope) (need, running bool, req certs.Request) {
+	enc := e.step.Encryption
+	return e.step.TLSEnabled() || (e.applied != nil && e.applied.TLSEnabled()), e.applied != nil, certs.Request{
+		Datastore: e.ds, Labels: cassandra.Labels(e.ds), DNSNames: cassandra.DNSNames(e.ds, e.r.Options.clusterDomain()),
+		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode},
+	}
+}
+
+func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.Rollout, error) {
+	ds, r := e.ds, e.r
+	c := cassandra.Cluster{
+		Datastore: ds, Step: e.step, Image: ds.Spec.Image, ClusterDomain: r.Options.clusterDomain(), OperatorNamespace: r.Options.Namespace,
+		FeatureLabelPrefix: r.Options.FeatureLabelPrefix, VPNImage: r.Options.VPNImage, Tunnel: e.tunnel,
+	}
+	if c.Image == "" {
+		c.Image = r.Options.CassandraImage
+	}
+	if e.step.TLSEnabled() {
+		c.CertSecret, c.TrustConfigMap = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
+	}
+	objs, err := cassandra.Build(c)
+	if err != nil {
+		return status.Rollout{}, fmt.Errorf("rendering the Cassandra objects: %w", err)
+	}
+	if err := r.applyAll(ctx, s, objs.All()); err != nil {
+		return status.Rollout{}, err
+	}
+	if e.applied != nil && !reflect.DeepEqual(*e.applied, e.step) {
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeEncryption",
+			"rolling restart, one node at a time: %s", cassandra.Describe(e.applied, e.step))
+		e.started = true
+	}
+	return e.rollout(s), nil
+}
+
+// rollout sets readyNodes and endpoints and describes the roll.
+func (e *cassandraEngine) rollout(s *datastoreScope) status.Rollout {
+	ds := e.ds
+	n := cassandra.NamesOf(ds)
+	ds.Status.Endpoints = []v1alpha1.Endpoint{
+		{Name: "client", Address: fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace), Port: cassandra.NativePort},
+		{Name: "internode", Address: fmt.Sprintf("%s.%s.svc", n.HeadlessService(), ds.Namespace), Port: cassandra.StoragePort},
+	}
+	r := status.Rollout{
+		Unit: "nodes", Desired: e.nodes(), Step: "step " + e.step.String(), Exists: e.sts != nil, Started: e.started,
+		RolledOut: status.SetUpdated(e.sts), AtTarget: reflect.DeepEqual(e.step, e.target),
+	}
+	for _, p := range s.pods {
+		if status.PodReady(&p) {
+			r.Ready++
+		} else {
+			r.Waiting = append(r.Waiting, p.Name)
+		}
+	}
+	if e.sts != nil {
+		r.Updated = e.sts.Status.UpdatedReplicas
+	}
+	r.Serving = fmt.Sprintf("%d of %d nodes are up and serve CQL with the effective profile", r.Ready, r.Desired)
+	ds.Status.ReadyNodes = r.Ready
+	return r
+}
+
+func (e *cassandraEngine) converged() bool {
+	return e.sts != nil && !e.started && status.SetReady(e.sts) && reflect.DeepEqual(e.step, e.target)
+}
+
+func (e *cassandraEngine) endpoints(s *datastoreScope) []verify.Endpoint {
+	return verify.CassandraEndpoints(s.pods, s.resolution.Effective,
+		e.tunnel != nil && e.tunnel.CarriesClients(), e.tunnel != nil && e.tunnel.CarriesNodes())
+}

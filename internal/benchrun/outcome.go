@@ -1,0 +1,125 @@
+// Package benchrun judges the runs of a DatastoreBenchmark: what a finished client Job
+// produced, read from its pods' termination messages, and whether a run counts.
+package benchrun
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/render/benchmark"
+	"secured.dev/operator/internal/stats"
+)
+
+// Outcome is a finished Job's merged result, or why it has none.
+type Outcome struct {
+	Summary benchresult.Summary
+	// Throughput is the pods' throughputs added up.
+	Throughput float64
+	// Failed: the client itself failed (a refused pin, a script error); repeating won't help.
+	Failed string
+	// Invalid: the run was disturbed (a pod lost, the deadline hit); repeating may help.
+	Invalid string
+}
+
+// Collect reads each client pod's termination message; want is the number of pods the Job
+// completes with. A client that exited with an error of its own failed the run; a pod killed
+// from outside, or missing, made it invalid.
+func Collect(pods []corev1.Pod, want int) Outcome {
+	var out Outcome
+	var parts []benchresult.Summary
+	for _, p := range pods {
+		i := slices.IndexFunc(p.Status.ContainerStatuses, func(c corev1.ContainerStatus) bool { return c.Name == benchmark.ContainerName })
+		if i < 0 || p.Status.ContainerStatuses[i].State.Terminated == nil {
+			continue // a replacement the Job started, or a pod that never ran; counted below
+		}
+		term := p.Status.ContainerStatuses[i].State.Terminated
+		if term.ExitCode == 0 {
+			sum, err := benchresult.Parse([]byte(term.Message))
+			if err != nil {
+				out.Invalid = fmt.Sprintf("pod %s: %v", p.Name, err)
+				continue
+			}
+			parts = append(parts, sum)
+			continue
+		}
+		killed := term.ExitCode == 137 || term.ExitCode == 143 || term.Reason == "OOMKilled"
+		if killed || slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.DisruptionTarget }) {
+			out.Invalid = fmt.Sprintf("client pod %s was stopped from outside (%s, exit code %d)", p.Name, term.Reason, term.ExitCode)
+			continue
+		}
+		if out.Failed == "" {
+			out.Failed = fmt.Sprintf("client pod %s exited with code %d: %s", p.Name, term.ExitCode, LastLines(term.Message, 3))
+		}
+	}
+	if len(parts) < want && out.Failed == "" && out.Invalid == "" {
+		out.Invalid = fmt.Sprintf("%d of %d client pods reported a result; a pod was lost", len(parts), want)
+	}
+	out.Summary, out.Throughput = benchresult.Merge(parts)
+	return out
+}
+
+// LastLines keeps the end of a log, where k6 says why it stopped.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// Record writes a finished run's results into run and judges whether it counts: its phase
+// and, when it does not count, why.
+func Record(run *v1alpha1.BenchmarkRun, out Outcome) {
+	sum := out.Summary
+	if !sum.Start.IsZero() {
+		run.StartTime, run.CompletionTime = timePtr(sum.Start), timePtr(sum.End)
+	}
+	run.ThroughputOpsPerSec = int64(out.Throughput + 0.5)
+	run.Errors, run.DroppedIterations = sum.Errors, sum.DroppedIterations
+	run.NegotiatedProtocol, run.NegotiatedCipherSuite = sum.Protocol, sum.Suite
+	run.ClientCPUMillis = int64(sum.ClientCPUSeconds * 1000)
+	run.Latencies = nil
+	for _, l := range sum.Latencies {
+		run.Latencies = append(run.Latencies, v1alpha1.LatencySummary{Operation: l.Operation, Count: l.Count, Errors: l.Errors,
+			P50Micros: l.P50, P95Micros: l.P95, P99Micros: l.P99, MaxMicros: l.Max})
+	}
+	run.Phase, run.InvalidReason = v1alpha1.RunSucceeded, ""
+	switch {
+	case out.Failed != "":
+		run.Phase, run.InvalidReason = v1alpha1.RunFailed, out.Failed
+	case out.Invalid != "":
+		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, out.Invalid
+	case sum.Errors > 0:
+		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d client errors (first: %s)", sum.Errors, sum.FirstError)
+	case sum.DroppedIterations > 0:
+		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d dropped iterations: the clients could not keep the fixed rate; add clientPods or virtualUsers", sum.DroppedIterations)
+	case sum.Operations == 0:
+		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, "no operation completed"
+	}
+}
+
+// ValidThroughputs are the throughputs of the runs that count.
+func ValidThroughputs(runs []v1alpha1.BenchmarkRun) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if r.Phase == v1alpha1.RunSucceeded {
+			out = append(out, float64(r.ThroughputOpsPerSec))
+		}
+	}
+	return out
+}
+
+// MedianThroughput of the runs that count, in whole operations per second.
+func MedianThroughput(runs []v1alpha1.BenchmarkRun) int64 {
+	v := ValidThroughputs(runs)
+	if len(v) == 0 {
+		return 0
+	}
+	return int64(stats.Median(v))
+}
+
+func timePtr(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }

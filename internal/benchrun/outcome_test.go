@@ -1,0 +1,131 @@
+package benchrun
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/render/benchmark"
+)
+
+var t0 = time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
+
+func summary(t *testing.T, ops, errs int64) string {
+	t.Helper()
+	b, err := benchresult.Summary{Driver: "k6-ycsb", Phase: "run", Start: t0, End: t0.Add(10 * time.Second), Operations: ops, Errors: errs,
+		Protocol: "TLSv1.3", Suite: "TLS_AES_128_GCM_SHA256", FirstError: "read: timeout"}.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func terminated(name string, code int32, reason, msg string, conds ...corev1.PodCondition) corev1.Pod {
+	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Conditions: conds,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: benchmark.ContainerName, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: msg}}}}}}
+}
+
+func TestCollect(t *testing.T) {
+	ok := func(name string, ops int64) corev1.Pod { return terminated(name, 0, "Completed", summary(t, ops, 0)) }
+	running := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c-2"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+		{Name: benchmark.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	tests := map[string]struct {
+		pods                []corev1.Pod
+		want                int
+		ops                 int64
+		failed, invalid     string
+		throughputOpsPerSec float64
+	}{
+		"two pods merge":           {pods: []corev1.Pod{ok("c-0", 1000), ok("c-1", 3000)}, want: 2, ops: 4000, throughputOpsPerSec: 400},
+		"a pod lost":               {pods: []corev1.Pod{ok("c-0", 1000), running}, want: 2, ops: 1000, invalid: "1 of 2 client pods reported a result; a pod was lost"},
+		"killed from outside":      {pods: []corev1.Pod{terminated("c-0", 137, "Error", "")}, want: 1, invalid: "client pod c-0 was stopped from outside (Error, exit code 137)"},
+		"OOM killed":               {pods: []corev1.Pod{terminated("c-0", 1, "OOMKilled", "")}, want: 1, invalid: "stopped from outside (OOMKilled"},
+		"evicted":                  {pods: []corev1.Pod{terminated("c-0", 2, "Error", "", corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue})}, want: 1, invalid: "stopped from outside"},
+		"the client's own failure": {pods: []corev1.Pod{terminated("c-0", 107, "Error", "a\nb\nc\nrefused the pin")}, want: 1, failed: "client pod c-0 exited with code 107: b | c | refused the pin"},
+		"an unreadable summary":    {pods: []corev1.Pod{terminated("c-0", 0, "Completed", "{")}, want: 1, invalid: "pod c-0: benchmark summary"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out := Collect(tc.pods, tc.want)
+			if out.Summary.Operations != tc.ops {
+				t.Errorf("operations %d, want %d", out.Summary.Operations, tc.ops)
+			}
+			if tc.throughputOpsPerSec != 0 && out.Throughput != tc.throughputOpsPerSec {
+				t.Errorf("throughput %v, want %v", out.Throughput, tc.throughputOpsPerSec)
+			}
+			if !strings.Contains(out.Failed, tc.failed) || (tc.failed == "") != (out.Failed == "") {
+				t.Errorf("failed %q, want %q", out.Failed, tc.failed)
+			}
+			if !strings.Contains(out.Invalid, tc.invalid) || (tc.invalid == "") != (out.Invalid == "") {
+				t.Errorf("invalid %q, want %q", out.Invalid, tc.invalid)
+			}
+		})
+	}
+}
+
+func TestRecord(t *testing.T) {
+	sum := benchresult.Summary{Start: t0, End: t0.Add(time.Second), Operations: 10, Protocol: "TLSv1.3", Suite: "TLS_AES_128_GCM_SHA256", ClientCPUSeconds: 1.5,
+		Latencies: []benchresult.Latency{{Operation: "read", Count: 10, P50: 100, P99: 900}}}
+	tests := map[string]struct {
+		out    Outcome
+		phase  v1alpha1.RunPhase
+		reason string
+	}{
+		"counts":           {Outcome{Summary: sum, Throughput: 99.6}, v1alpha1.RunSucceeded, ""},
+		"the client fails": {Outcome{Summary: sum, Failed: "pin refused"}, v1alpha1.RunFailed, "pin refused"},
+		"disturbed":        {Outcome{Summary: sum, Invalid: "a pod was lost"}, v1alpha1.RunInvalid, "a pod was lost"},
+		"client errors": {Outcome{Summary: func() benchresult.Summary { s := sum; s.Errors, s.FirstError = 3, "timeout"; return s }()},
+			v1alpha1.RunInvalid, "3 client errors (first: timeout)"},
+		"dropped iterations": {Outcome{Summary: func() benchresult.Summary { s := sum; s.DroppedIterations = 7; return s }()},
+			v1alpha1.RunInvalid, "7 dropped iterations"},
+		"nothing done": {Outcome{Summary: benchresult.Summary{}}, v1alpha1.RunInvalid, "no operation completed"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := v1alpha1.BenchmarkRun{Index: 1, Phase: v1alpha1.RunRunning, InvalidReason: "stale"}
+			Record(&run, tc.out)
+			if run.Phase != tc.phase || !strings.Contains(run.InvalidReason, tc.reason) || (tc.reason == "") != (run.InvalidReason == "") {
+				t.Errorf("run %s %q, want %s %q", run.Phase, run.InvalidReason, tc.phase, tc.reason)
+			}
+		})
+	}
+	run := v1alpha1.BenchmarkRun{}
+	Record(&run, Outcome{Summary: sum, Throughput: 99.6})
+	if run.ThroughputOpsPerSec != 100 || run.ClientCPUMillis != 1500 || run.NegotiatedCipherSuite != "TLS_AES_128_GCM_SHA256" ||
+		len(run.Latencies) != 1 || run.Latencies[0].P99Micros != 900 || !run.StartTime.Time.Equal(t0) {
+		t.Errorf("recorded %+v", run)
+	}
+}
+
+func TestMedianThroughput(t *testing.T) {
+	runs := func(phases []v1alpha1.RunPhase, tput ...int64) []v1alpha1.BenchmarkRun {
+		var out []v1alpha1.BenchmarkRun
+		for i, p := range phases {
+			out = append(out, v1alpha1.BenchmarkRun{Phase: p, ThroughputOpsPerSec: tput[i]})
+		}
+		return out
+	}
+	ok, bad := v1alpha1.RunSucceeded, v1alpha1.RunInvalid
+	tests := map[string]struct {
+		runs []v1alpha1.BenchmarkRun
+		want int64
+	}{
+		"none":                  {nil, 0},
+		"odd":                   {runs([]v1alpha1.RunPhase{ok, ok, ok}, 30, 10, 20), 20},
+		"even rounds down":      {runs([]v1alpha1.RunPhase{ok, ok}, 10, 21), 15},
+		"invalid runs excluded": {runs([]v1alpha1.RunPhase{ok, bad, ok, ok}, 10, 1000, 20, 30), 20},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := MedianThroughput(tc.runs); got != tc.want {
+				t.Errorf("MedianThroughput = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,151 @@
+// Package status computes a SecuredDatastore's Ready and Progressing conditions and its phase
+// from what one reconcile pass observed of its workloads. Both engines report through it, so a
+// datastore reads the same whichever engine runs it, and the state machine is tested once.
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// Rollout is what a pass observed of the datastore's workloads. A unit is what the engine
+// rolls one at a time and counts: a node for Cassandra, a role for HBase.
+type Rollout struct {
+	// Unit names the units in messages ("nodes", "roles").
+	Unit string
+	// Desired, Updated and Ready count the units the spec asks for, those that run the applied
+	// step's template, and those that are ready.
+	Desired, Updated, Ready int32
+	// Waiting names the units (pods, roles) not yet updated or not ready, in order.
+	Waiting []string
+	// Step names the applied step for messages ("step clientToNode Optional, …").
+	Step string
+	// Exists: the workloads have been created.
+	Exists bool
+	// Started: this pass applied a new step, so the workload status read earlier is stale.
+	Started bool
+	// RolledOut: every unit runs the applied step's template (ready or not).
+	RolledOut bool
+	// AtTarget: the applied step is the effective profile itself, not a transitional step.
+	AtTarget bool
+	// Serving is Ready's message when everything is up, in the engine's words.
+	Serving string
+}
+
+// Converged: the effective profile runs on every unit's template.
+func (r Rollout) Converged() bool { return r.Exists && !r.Started && r.RolledOut && r.AtTarget }
+
+// Conditions are a datastore's Ready and Progressing conditions (type, status, reason and
+// message set; the caller stamps the generation).
+type Conditions struct{ Ready, Progressing metav1.Condition }
+
+// Compute is the state machine. prevReady is Ready as the previous pass left it (nil before
+// the first): a datastore that was never Ready is still provisioning, whatever its workloads
+// report; after that, a roll is an update and a unit that is not ready is a degradation.
+// Progressing follows the templates, Ready the units: a datastore whose every template is
+// rolled out is not progressing any more, even while its last units start.
+func Compute(prevReady *metav1.Condition, r Rollout) Conditions {
+	provisioned := prevReady != nil && (prevReady.Status == metav1.ConditionTrue ||
+		prevReady.Reason == v1alpha1.ReasonUpdating || prevReady.Reason == v1alpha1.ReasonDegraded)
+	waitingFor := ""
+	if len(r.Waiting) > 0 {
+		waitingFor = "; waiting for " + strings.Join(r.Waiting, ", ")
+	}
+	converged := r.Converged()
+	var c Conditions
+	switch {
+	case !provisioned && !converged:
+		c.Progressing = progressing(v1alpha1.ReasonProvisioning, "creating %d %s: %d ready%s", r.Desired, r.Unit, r.Ready, waitingFor)
+	case r.Started:
+		c.Progressing = progressing(v1alpha1.ReasonRolling, "rolling restart started: %s", r.Step)
+	case !r.RolledOut:
+		c.Progressing = progressing(v1alpha1.ReasonRolling, "%s: %d of %d %s updated, %d ready%s", r.Step, r.Updated, r.Desired, r.Unit, r.Ready, waitingFor)
+	case !r.AtTarget:
+		c.Progressing = progressing(v1alpha1.ReasonRolling, "rolled out %s; the next step follows", r.Step)
+	default:
+		c.Progressing = condition(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonRolledOut,
+			fmt.Sprintf("all %d %s run the effective profile", r.Desired, r.Unit))
+	}
+	switch {
+	case converged && r.Ready == r.Desired:
+		c.Ready = condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonNodesReady, r.Serving)
+	case !provisioned:
+		c.Ready = notReady(v1alpha1.ReasonProvisioning, "%d of %d %s ready; see Progressing", r.Ready, r.Desired, r.Unit)
+	case converged:
+		c.Ready = notReady(v1alpha1.ReasonDegraded, "%d of %d %s ready%s", r.Ready, r.Desired, r.Unit, waitingFor)
+	default:
+		c.Ready = notReady(v1alpha1.ReasonUpdating, "%d of %d %s ready; see Progressing", r.Ready, r.Desired, r.Unit)
+	}
+	return c
+}
+
+// Phase summarizes a datastore's conditions in one word for kubectl get.
+func Phase(conds []metav1.Condition) v1alpha1.DatastorePhase {
+	if meta.IsStatusConditionFalse(conds, v1alpha1.ConditionProfileResolved) {
+		return v1alpha1.PhaseFailed
+	}
+	ready := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
+	switch {
+	case ready == nil:
+		return v1alpha1.PhasePending
+	case ready.Status == metav1.ConditionTrue:
+		return v1alpha1.PhaseReady
+	}
+	switch ready.Reason {
+	case v1alpha1.ReasonUpdating:
+		return v1alpha1.PhaseUpdating
+	case v1alpha1.ReasonDegraded:
+		return v1alpha1.PhaseDegraded
+	case v1alpha1.ReasonProvisioning:
+		return v1alpha1.PhaseProvisioning
+	}
+	// Blocked on something the user must fix (a name conflict, a forbidden VPN, …): Ready's
+	// message says what.
+	return v1alpha1.PhasePending
+}
+
+func progressing(reason, format string, args ...any) metav1.Condition {
+	return condition(v1alpha1.ConditionProgressing, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
+}
+
+func notReady(reason, format string, args ...any) metav1.Condition {
+	return condition(v1alpha1.ConditionReady, metav1.ConditionFalse, reason, fmt.Sprintf(format, args...))
+}
+
+func condition(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg}
+}
+
+// PodReady: the pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// SetUpdated: the StatefulSet controller has seen the current template and every replica runs
+// it. The StatefulSet controller moves currentRevision to updateRevision only once the last
+// updated pod is ready, so a roll under way never reads as updated.
+func SetUpdated(sts *appsv1.StatefulSet) bool {
+	if sts == nil || sts.Spec.Replicas == nil {
+		return false
+	}
+	st := sts.Status
+	return st.ObservedGeneration >= sts.Generation && st.UpdateRevision != "" && st.CurrentRevision == st.UpdateRevision &&
+		st.UpdatedReplicas == *sts.Spec.Replicas
+}
+
+// SetReady: every replica runs the current template and is ready; a roll may move on.
+func SetReady(sts *appsv1.StatefulSet) bool {
+	return SetUpdated(sts) && sts.Status.ReadyReplicas == *sts.Spec.Replicas
+}

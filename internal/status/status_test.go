@@ -1,0 +1,123 @@
+package status
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+func TestCompute(t *testing.T) {
+	ready := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonNodesReady}
+	updating := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonUpdating}
+	degraded := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonDegraded}
+	provisioning := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonProvisioning}
+	blocked := &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonNameConflict}
+	steady := Rollout{Unit: "nodes", Desired: 3, Updated: 3, Ready: 3, Step: "step X", Exists: true, RolledOut: true, AtTarget: true, Serving: "3 nodes serve"}
+	with := func(f func(*Rollout)) Rollout { r := steady; f(&r); return r }
+
+	tests := map[string]struct {
+		prev    *metav1.Condition
+		rollout Rollout
+		// Wanted reasons; the message must contain wantMsg.
+		ready, progressing metav1.ConditionStatus
+		readyReason        string
+		progressReason     string
+		wantMsg            string
+	}{
+		"nothing created yet": {
+			rollout: Rollout{Unit: "nodes", Desired: 3}, ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonProvisioning,
+			progressing: metav1.ConditionTrue, progressReason: v1alpha1.ReasonProvisioning, wantMsg: "creating 3 nodes: 0 ready",
+		},
+		"first nodes coming up": {
+			prev: provisioning, rollout: with(func(r *Rollout) { r.Ready, r.RolledOut, r.Waiting = 1, false, []string{"ds-1"} }),
+			ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonProvisioning,
+			progressing: metav1.ConditionTrue, progressReason: v1alpha1.ReasonProvisioning, wantMsg: "waiting for ds-1",
+		},
+		"rolled out but not every node ready before the first Ready is still provisioning": {
+			prev: provisioning, rollout: with(func(r *Rollout) { r.Ready = 2 }),
+			ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonProvisioning,
+			progressing: metav1.ConditionFalse, progressReason: v1alpha1.ReasonRolledOut, wantMsg: "2 of 3 nodes ready",
+		},
+		"steady": {
+			prev: provisioning, rollout: steady, ready: metav1.ConditionTrue, readyReason: v1alpha1.ReasonNodesReady,
+			progressing: metav1.ConditionFalse, progressReason: v1alpha1.ReasonRolledOut, wantMsg: "3 nodes serve",
+		},
+		"a new step applied in this pass": {
+			prev: ready, rollout: with(func(r *Rollout) { r.Started = true }), ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonUpdating,
+			progressing: metav1.ConditionTrue, progressReason: v1alpha1.ReasonRolling, wantMsg: "rolling restart started: step X",
+		},
+		"roll under way": {
+			prev: updating, rollout: with(func(r *Rollout) { r.RolledOut, r.Updated, r.Ready, r.Waiting = false, 1, 2, []string{"ds-1"} }),
+			ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonUpdating,
+			progressing: metav1.ConditionTrue, progressReason: v1alpha1.ReasonRolling, wantMsg: "step X: 1 of 3 nodes updated, 2 ready; waiting for ds-1",
+		},
+		"an intermediate step rolled out": {
+			prev: updating, rollout: with(func(r *Rollout) { r.AtTarget = false }), ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonUpdating,
+			progressing: metav1.ConditionTrue, progressReason: v1alpha1.ReasonRolling, wantMsg: "rolled out step X; the next step follows",
+		},
+		"a node lost after Ready is a degradation, not a roll": {
+			prev: ready, rollout: with(func(r *Rollout) { r.Ready, r.Waiting = 2, []string{"ds-2"} }),
+			ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonDegraded,
+			progressing: metav1.ConditionFalse, progressReason: v1alpha1.ReasonRolledOut, wantMsg: "2 of 3 nodes ready; waiting for ds-2",
+		},
+		"degraded stays degraded until the node is back": {
+			prev: degraded, rollout: with(func(r *Rollout) { r.Ready = 2 }), ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonDegraded,
+			progressing: metav1.ConditionFalse, progressReason: v1alpha1.ReasonRolledOut,
+		},
+		"recovered": {
+			prev: degraded, rollout: steady, ready: metav1.ConditionTrue, readyReason: v1alpha1.ReasonNodesReady,
+			progressing: metav1.ConditionFalse, progressReason: v1alpha1.ReasonRolledOut,
+		},
+		"a datastore blocked before it was ever Ready provisions when unblocked": {
+			prev: blocked, rollout: with(func(r *Rollout) { r.Ready, r.RolledOut = 0, false }), ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonProvisioning,
+			progressing: metav1.ConditionTrue, progressReason: v1alpha1.ReasonProvisioning,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(tc.prev, tc.rollout)
+			if got.Ready.Type != v1alpha1.ConditionReady || got.Progressing.Type != v1alpha1.ConditionProgressing {
+				t.Fatalf("condition types %q, %q", got.Ready.Type, got.Progressing.Type)
+			}
+			if got.Ready.Status != tc.ready || got.Ready.Reason != tc.readyReason {
+				t.Errorf("Ready = %s %s (%s), want %s %s", got.Ready.Status, got.Ready.Reason, got.Ready.Message, tc.ready, tc.readyReason)
+			}
+			if got.Progressing.Status != tc.progressing || got.Progressing.Reason != tc.progressReason {
+				t.Errorf("Progressing = %s %s (%s), want %s %s", got.Progressing.Status, got.Progressing.Reason, got.Progressing.Message, tc.progressing, tc.progressReason)
+			}
+			if msgs := got.Ready.Message + " | " + got.Progressing.Message; tc.wantMsg != "" && !contains(msgs, tc.wantMsg) {
+				t.Errorf("messages %q lack %q", msgs, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestPhase(t *testing.T) {
+	cond := func(typ string, s metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: s, Reason: reason}
+	}
+	tests := map[string]struct {
+		conds []metav1.Condition
+		want  v1alpha1.DatastorePhase
+	}{
+		"no conditions":      {nil, v1alpha1.PhasePending},
+		"profile unresolved": {[]metav1.Condition{cond(v1alpha1.ConditionProfileResolved, metav1.ConditionFalse, v1alpha1.ReasonProfileNotFound), cond(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonNodesReady)}, v1alpha1.PhaseFailed},
+		"ready":              {[]metav1.Condition{cond(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonNodesReady)}, v1alpha1.PhaseReady},
+		"updating":           {[]metav1.Condition{cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonUpdating)}, v1alpha1.PhaseUpdating},
+		"degraded":           {[]metav1.Condition{cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDegraded)}, v1alpha1.PhaseDegraded},
+		"provisioning":       {[]metav1.Condition{cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonProvisioning)}, v1alpha1.PhaseProvisioning},
+		"blocked":            {[]metav1.Condition{cond(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonNameConflict)}, v1alpha1.PhasePending},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := Phase(tc.conds); got != tc.want {
+				t.Errorf("Phase = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -1,0 +1,51 @@
+package study
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// ObserveCell moves a live cell on from its datastore's conditions: Provisioning while the
+// datastore is not Ready, Measuring once it is Ready and its wire verified, Failed when its
+// profile does not resolve or the wire carries something else. A study never measures a
+// profile the wire does not carry; an unreachable endpoint is not a verdict on the profile, so
+// the cell waits for the next probe. It reports whether the cell failed or became measurable
+// in this observation.
+func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, measurable bool) {
+	verified := condition(conds, v1alpha1.ConditionEncryptionVerified)
+	fail := func(reason string) (bool, bool) {
+		cell.State, cell.Reason = v1alpha1.CellFailed, reason
+		return true, false
+	}
+	switch {
+	case meta.IsStatusConditionFalse(conds, v1alpha1.ConditionProfileResolved):
+		return fail("its profile does not resolve for this datastore: " + condition(conds, v1alpha1.ConditionProfileResolved).Message)
+	case !meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReady):
+		if cell.State == v1alpha1.CellPending {
+			cell.State = v1alpha1.CellProvisioning
+		}
+	case verified.Status == metav1.ConditionFalse && verified.Reason != v1alpha1.ReasonUnreachable:
+		return fail(fmt.Sprintf("the wire does not match the profile (EncryptionVerified=False %s: %s)", verified.Reason, verified.Message))
+	case verified.Status == metav1.ConditionTrue && cell.State != v1alpha1.CellMeasuring:
+		cell.State = v1alpha1.CellMeasuring
+		return false, true
+	}
+	return false, false
+}
+
+// condition returns the condition of type typ, Unknown when absent.
+func condition(conds []metav1.Condition, typ string) metav1.Condition {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return *c
+	}
+	return metav1.Condition{Type: typ, Status: metav1.ConditionUnknown}
+}
+
+// ConditionMessage is the message of the condition of type typ; empty when absent.
+func ConditionMessage(conds []metav1.Condition, typ string) string {
+	return condition(conds, typ).Message
+}

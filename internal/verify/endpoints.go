@@ -1,0 +1,115 @@
+package verify
+
+import (
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/status"
+)
+
+// Channel names in status.encryption.observed and in metrics.
+const (
+	ChannelClientToNode = "ClientToNode"
+	ChannelNodeToNode   = "NodeToNode"
+)
+
+// Endpoint is one port of one pod to probe, and what it must accept.
+type Endpoint struct {
+	Pod, Channel, Address string
+	Want                  v1alpha1.EffectiveChannel
+	Options               probe.Options
+	// Tunnelled: a VPN profile carries the channel, so the pod's own address must not answer.
+	Tunnelled bool
+}
+
+// CassandraEndpoints are the client and internode ports of every ready pod with an address.
+func CassandraEndpoints(pods []corev1.Pod, enc v1alpha1.EffectiveEncryption, clientsTunnelled, nodesTunnelled bool) []Endpoint {
+	var out []Endpoint
+	for _, p := range probeable(pods) {
+		out = append(out,
+			Endpoint{Pod: p.Name, Channel: ChannelClientToNode, Address: hostPort(p, cassandra.NativePort),
+				Want: enc.ClientToNode, Options: probe.CassandraClient, Tunnelled: clientsTunnelled},
+			Endpoint{Pod: p.Name, Channel: ChannelNodeToNode, Address: hostPort(p, cassandra.StoragePort),
+				Want: enc.NodeToNode, Options: probe.CassandraInternode, Tunnelled: nodesTunnelled})
+	}
+	return out
+}
+
+// HBaseEndpoints are the RPC ports of every ready Master and RegionServer: one port serves
+// clients and peers alike.
+func HBaseEndpoints(pods []corev1.Pod, enc v1alpha1.EffectiveEncryption) []Endpoint {
+	ports := map[string]int{string(hbase.Master): hbase.MasterPort, string(hbase.RegionServer): hbase.RegionServerPort}
+	var out []Endpoint
+	for _, p := range probeable(pods) {
+		if port, ok := ports[p.Labels["app.kubernetes.io/component"]]; ok {
+			out = append(out, Endpoint{Pod: p.Name, Channel: ChannelClientToNode, Address: hostPort(p, port),
+				Want: enc.ClientToNode, Options: probe.HBaseRPC})
+		}
+	}
+	return out
+}
+
+func probeable(pods []corev1.Pod) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range pods {
+		if status.PodReady(&p) && p.Status.PodIP != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func hostPort(p corev1.Pod, port int) string {
+	return net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))
+}
+
+// Due returns 0 when the endpoints must be probed now (never probed, a different set of
+// endpoints, a container (re)started since the last probe, or the interval passed), else how
+// long until the next periodic probe.
+func Due(observed []v1alpha1.ObservedChannel, endpoints []Endpoint, pods []corev1.Pod, interval time.Duration, now time.Time) time.Duration {
+	if len(observed) == 0 || len(observed) != len(endpoints) {
+		return 0
+	}
+	last := observed[0].LastProbeTime.Time
+	for i, o := range observed {
+		if o.Endpoint != endpoints[i].Address || o.Channel != endpoints[i].Channel {
+			return 0
+		}
+		if o.LastProbeTime.Time.Before(last) {
+			last = o.LastProbeTime.Time
+		}
+	}
+	for _, p := range pods {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running != nil && c.State.Running.StartedAt.After(last) {
+				return 0
+			}
+		}
+	}
+	return max(0, last.Add(interval).Sub(now))
+}
+
+// Observation is what status.encryption.observed records of one probe.
+func Observation(e Endpoint, res probe.Result, err error, now metav1.Time) v1alpha1.ObservedChannel {
+	o := v1alpha1.ObservedChannel{
+		Channel: e.Channel, Endpoint: e.Address, LastProbeTime: now,
+		Protocols: res.VersionNames(), CipherSuites: res.SuiteNames(),
+		PlaintextAccepted: res.PlaintextAccepted, ClientAuthRequired: res.ClientAuthRequired,
+	}
+	if c := res.Certificate; c != nil {
+		o.Certificate = &v1alpha1.ObservedCertificate{Subject: c.Subject, Issuer: c.Issuer, DNSNames: slices.Clone(c.DNSNames), NotAfter: metav1.NewTime(c.NotAfter), Serial: c.Serial}
+	}
+	if err != nil {
+		o.Error = err.Error()
+	}
+	return o
+}
