@@ -13,6 +13,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/ycsb"
 )
 
@@ -142,17 +143,14 @@ func driverCommand(j Job, props map[string]string) []string {
 
 // hbaseVolumes: the rendered configuration (krb5.conf), the client keytab, the trust bundle.
 func hbaseVolumes(t *HBaseTarget) ([]corev1.Volume, []corev1.VolumeMount) {
-	vols := []corev1.Volume{
-		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: t.ConfigMap}}}},
-		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-	}
+	vols := []corev1.Volume{podtemplate.ConfigMapVolume("config", t.ConfigMap), podtemplate.EmptyDirVolume("tmp")}
 	mounts := []corev1.VolumeMount{{Name: "config", MountPath: hbaseConf, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}}
 	if t.KeytabSecret != "" {
-		vols = append(vols, corev1.Volume{Name: "keytab", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: t.KeytabSecret, DefaultMode: ptr.To[int32](0o440)}}})
+		vols = append(vols, podtemplate.SecretVolume("keytab", t.KeytabSecret))
 		mounts = append(mounts, corev1.VolumeMount{Name: "keytab", MountPath: "/etc/secured/keytab", ReadOnly: true})
 	}
 	if t.TrustConfigMap != "" {
-		vols = append(vols, corev1.Volume{Name: "trust", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: t.TrustConfigMap}}}})
+		vols = append(vols, podtemplate.ConfigMapVolume("trust", t.TrustConfigMap))
 		mounts = append(mounts, corev1.VolumeMount{Name: "trust", MountPath: hbase.PodLayout.TrustDir, ReadOnly: true})
 	}
 	return vols, mounts

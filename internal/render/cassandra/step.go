@@ -127,3 +127,9 @@ func Describe(applied *Step, next Step) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TLSEnabled reports whether any channel of the step uses TLS, i.e. whether pods mount
+// certificates.
+func (s Step) TLSEnabled() bool {
+	return s.Encryption.ClientToNode.Mode != v1alpha1.ChannelDisabled || s.Encryption.NodeToNode.Mode != v1alpha1.ChannelDisabled
+}

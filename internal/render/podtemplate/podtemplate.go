@@ -1,5 +1,6 @@
-// Package podtemplate holds what every datastore's pod template shares: the restricted
-// container security context and the digest of the configuration that rolls the pods.
+// Package podtemplate holds what every datastore's pod template shares: restricted pod and
+// container security, placement, volumes and probes, and the digest of the configuration that
+// rolls the pods.
 package podtemplate
 
 import (
@@ -8,8 +9,15 @@ import (
 	"fmt"
 	"sort"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/placement"
 )
 
 // ConfigHashAnnotation on a pod template carries ConfigHash: a change rolls the pods.
@@ -40,4 +48,74 @@ func ConfigHash(files map[string]string, extra ...string) string {
 		h.Write([]byte(e))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// PodSecurity is the Pod Security Standard "restricted" pod context, running as uid.
+func PodSecurity(uid int64) *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid), FSGroup: ptr.To(uid),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// Scheduling places a datastore's pods: the crypto-feature affinity of spec.placement, its
+// node selector and tolerations, and pods matching spread preferably on different machines
+// (two replicas on one host fail together).
+func Scheduling(p *v1alpha1.PlacementSpec, featureLabelPrefix string, spread map[string]string) (*corev1.Affinity, map[string]string, []corev1.Toleration) {
+	affinity := placement.Affinity(p, featureLabelPrefix)
+	if affinity == nil {
+		affinity = &corev1.Affinity{}
+	}
+	affinity.PodAntiAffinity = &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
+		PreferSameHost(100, spread),
+	}}
+	if p == nil {
+		return affinity, nil, nil
+	}
+	return affinity, p.NodeSelector, p.Tolerations
+}
+
+// PreferSameHost is a scheduling preference for the machine of the pods matching labels.
+func PreferSameHost(weight int32, labels map[string]string) corev1.WeightedPodAffinityTerm {
+	return corev1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: corev1.PodAffinityTerm{
+		TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}}
+}
+
+// RetainClaims keeps a StatefulSet's volumes when it is deleted or scaled down: data is never
+// lost by accident.
+func RetainClaims() *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+	return &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+		WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+	}
+}
+
+// DataClaim is the claim template of a pod's "data" volume.
+func DataClaim(labels map[string]string, class *string, size resource.Quantity) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: class,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+}
+
+// SecretVolume mounts a Secret readable by the pod's group only.
+func SecretVolume(name, secret string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret, DefaultMode: ptr.To[int32](0o440)}}}
+}
+
+// ConfigMapVolume mounts a ConfigMap.
+func ConfigMapVolume(name, configMap string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}}
+}
+
+// EmptyDirVolume is scratch space on the node.
+func EmptyDirVolume(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
+
+// TCPProbe checks that the named port accepts connections.
+func TCPProbe(port string) corev1.ProbeHandler {
+	return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}}
 }

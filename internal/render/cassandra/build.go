@@ -1,0 +1,99 @@
+package cassandra
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/vpn"
+)
+
+// Cluster is what the Kubernetes objects of a Cassandra datastore are built from.
+type Cluster struct {
+	Datastore *v1alpha1.SecuredDatastore
+	// Step is the encryption the pods run with: the effective profile or a transitional step.
+	Step Step
+	// Image of the Cassandra container (the operator's default or spec.image).
+	Image string
+	// ClusterDomain of the Kubernetes cluster, for host names (cluster.local).
+	ClusterDomain string
+	// OperatorNamespace: the operator's pods there may reach the internode port, to probe it.
+	OperatorNamespace string
+	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
+	FeatureLabelPrefix string
+	// VPNImage runs the tunnel sidecar of a VPN profile.
+	VPNImage string
+	// Tunnel is the step's VPN (Tunnel(Datastore, Step, ClusterDomain)); nil without one.
+	Tunnel *vpn.Plan
+	// CertSecret names the Secret with the node certificate and TrustConfigMap the ConfigMap
+	// with the trust bundle; both are mounted when the step enables TLS on any channel.
+	CertSecret, TrustConfigMap string
+}
+
+// Objects are the Kubernetes objects of one Cassandra datastore, besides its certificates.
+type Objects struct {
+	ConfigMap       *corev1.ConfigMap
+	HeadlessService *corev1.Service
+	ClientService   *corev1.Service
+	StatefulSet     *appsv1.StatefulSet
+	Budget          *policyv1.PodDisruptionBudget
+	NetworkPolicy   *networkingv1.NetworkPolicy
+}
+
+// All lists the objects in the order they are applied: what pods need first.
+func (o Objects) All() []client.Object {
+	return []client.Object{o.ConfigMap, o.HeadlessService, o.ClientService, o.Budget, o.NetworkPolicy, o.StatefulSet}
+}
+
+// Build renders the objects of a Cassandra datastore.
+func Build(c Cluster) (Objects, error) {
+	ds := c.Datastore
+	n := NamesOf(ds)
+	topo := topologyOf(ds)
+	dc := topo.Datacenter
+	if dc == "" {
+		dc = DefaultDatacenter
+	}
+	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout}
+	tunnel := c.Tunnel
+	if tunnel != nil && tunnel.CarriesNodes() {
+		t.Seeds = TunnelSeeds(*tunnel)
+	}
+	yaml, err := Config(t, c.Step)
+	if err != nil {
+		return Objects{}, err
+	}
+	emulate := ds.Spec.Placement != nil && ds.Spec.Placement.EmulateNoAcceleration
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(ds, n.ConfigMap()),
+		Data: map[string]string{
+			"cassandra.yaml":              string(yaml),
+			"cassandra-rackdc.properties": string(RackDC(t)),
+			"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topo), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
+		},
+	}
+	if tunnel != nil {
+		cm.Data[VPNAddressesFile] = string(tunnel.Addresses())
+	}
+	sts, err := statefulSet(c, n, cm)
+	if err != nil {
+		return Objects{}, err
+	}
+	return Objects{
+		ConfigMap:       cm,
+		HeadlessService: headlessService(ds, n),
+		ClientService:   clientService(ds, n),
+		StatefulSet:     sts,
+		Budget:          budget(ds),
+		NetworkPolicy:   networkPolicy(ds, c.OperatorNamespace, tunnel),
+	}, nil
+}
+
+func meta(ds *v1alpha1.SecuredDatastore, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: Labels(ds)}
+}

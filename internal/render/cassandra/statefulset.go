@@ -1,0 +1,189 @@
+package cassandra
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
+)
+
+// cassandraUID is the cassandra user of the upstream image.
+const cassandraUID = 999
+
+// statefulSet runs the nodes; its annotation records the step its pod template runs.
+func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap) (*appsv1.StatefulSet, error) {
+	ds := c.Datastore
+	topo := topologyOf(ds)
+	step, err := json.Marshal(c.Step)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := podSpec(c, cm)
+	if err != nil {
+		return nil, err
+	}
+	storage := defaultStorage
+	if topo.Storage.Size != nil {
+		storage = *topo.Storage.Size
+	}
+	sts := &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: meta(ds, n.StatefulSet()),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(Nodes(ds)),
+			ServiceName: n.HeadlessService(),
+			Selector:    &metav1.LabelSelector{MatchLabels: Selector(ds)},
+			// One node joins the ring at a time: concurrent bootstraps corrupt token ranges.
+			PodManagementPolicy:                  appsv1.OrderedReadyPodManagement,
+			UpdateStrategy:                       appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			PersistentVolumeClaimRetentionPolicy: podtemplate.RetainClaims(),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds), Annotations: map[string]string{ConfigHashAnnotation: podtemplate.ConfigHash(cm.Data, c.CertSecret)}},
+				Spec:       pod,
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{podtemplate.DataClaim(Labels(ds), topo.Storage.StorageClassName, storage)},
+		},
+	}
+	sts.Annotations = map[string]string{StepAnnotation: string(step)}
+	return sts, nil
+}
+
+// podSpec is a node's pod: Cassandra, the TLS reloader when a channel uses TLS, the tunnel
+// sidecar with a VPN.
+func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
+	ds := c.Datastore
+	tls := c.Step.TLSEnabled()
+	if tls && (c.CertSecret == "" || c.TrustConfigMap == "") {
+		return corev1.PodSpec{}, fmt.Errorf("a channel uses TLS but no certificate Secret or trust bundle is given")
+	}
+	volumes := []corev1.Volume{podtemplate.ConfigMapVolume("config", cm.Name), podtemplate.EmptyDirVolume("logs"), podtemplate.EmptyDirVolume("tmp")}
+	node := cassandraContainer(c)
+	var initContainers []corev1.Container
+	if t := c.Tunnel; t != nil {
+		if c.VPNImage == "" {
+			return corev1.PodSpec{}, fmt.Errorf("the profile has a VPN but no sidecar image is configured")
+		}
+		sidecar, vols := vpn.Sidecar(*t, c.VPNImage, ds.Name)
+		initContainers = append(initContainers, sidecar)
+		volumes = append(volumes, vols...)
+	}
+	containers := []corev1.Container{node}
+	if tls {
+		volumes = append(volumes, podtemplate.SecretVolume("tls", c.CertSecret), podtemplate.ConfigMapVolume("trust", c.TrustConfigMap))
+		containers[0].VolumeMounts = append(containers[0].VolumeMounts, tlsMounts()...)
+		containers = append(containers, tlsReloader(c.Image))
+	}
+	affinity, nodeSelector, tolerations := podtemplate.Scheduling(ds.Spec.Placement, c.FeatureLabelPrefix, Selector(ds))
+	return corev1.PodSpec{
+		InitContainers:                initContainers,
+		Containers:                    containers,
+		Volumes:                       volumes,
+		Affinity:                      affinity,
+		NodeSelector:                  nodeSelector,
+		Tolerations:                   tolerations,
+		TerminationGracePeriodSeconds: ptr.To[int64](120),
+		EnableServiceLinks:            ptr.To(false),
+		AutomountServiceAccountToken:  ptr.To(false),
+		SecurityContext:               podtemplate.PodSecurity(cassandraUID),
+	}, nil
+}
+
+// cassandraContainer runs the node.
+func cassandraContainer(c Cluster) corev1.Container {
+	ds := c.Datastore
+	env := []corev1.EnvVar{
+		{Name: "CASSANDRA_CONF", Value: renderedConfDir},
+		{Name: "CASSANDRA_STATIC_CONF", Value: imageConfDir},
+	}
+	if ds.Spec.Placement != nil && ds.Spec.Placement.EmulateNoAcceleration {
+		for k, v := range NoAccelerationEnv {
+			env = append(env, corev1.EnvVar{Name: k, Value: v})
+		}
+	}
+	cqlProbe, internodeProbe := podtemplate.TCPProbe("cql"), podtemplate.TCPProbe("internode")
+	if t := c.Tunnel; t != nil {
+		env = append(env, vpn.Env(*t, renderedConfDir+"/"+VPNAddressesFile)...)
+		// A port in the tunnel is closed on the pod's address, where the kubelet dials.
+		inTunnel := func(port int) corev1.ProbeHandler {
+			return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"port-open", fmt.Sprint(port)}}}
+		}
+		if t.CarriesClients() {
+			cqlProbe = inTunnel(NativePort)
+		}
+		if t.CarriesNodes() {
+			internodeProbe = inTunnel(StoragePort)
+		}
+	}
+	return corev1.Container{
+		Name:  "cassandra",
+		Image: c.Image,
+		Args:  []string{"cassandra", "-f"},
+		Env:   env,
+		Ports: []corev1.ContainerPort{
+			{Name: "internode", ContainerPort: StoragePort, Protocol: corev1.ProtocolTCP},
+			{Name: "cql", ContainerPort: NativePort, Protocol: corev1.ProtocolTCP},
+		},
+		Resources: topologyOf(ds).Resources,
+		// Cassandra opens the CQL port once it has joined the ring and is Up/Normal, so an open
+		// port is the readiness a rolling restart waits for before it takes the next node.
+		StartupProbe:   &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 10, FailureThreshold: 60},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 10, FailureThreshold: 3},
+		LivenessProbe:  &corev1.Probe{ProbeHandler: internodeProbe, PeriodSeconds: 20, FailureThreshold: 6},
+		// Drain flushes memtables and stops accepting writes before SIGTERM, so a restart
+		// replays no commit log and clients fail over cleanly.
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"nodetool", "drain"}}}},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "data", MountPath: PodLayout.DataDir},
+			{Name: "config", MountPath: renderedConfDir, ReadOnly: true},
+			{Name: "logs", MountPath: logDir},
+			{Name: "tmp", MountPath: "/tmp"},
+		},
+		SecurityContext: podtemplate.Restricted(),
+	}
+}
+
+func tlsMounts() []corev1.VolumeMount {
+	return []corev1.VolumeMount{
+		{Name: "tls", MountPath: PodLayout.TLSDir, ReadOnly: true},
+		{Name: "trust", MountPath: PodLayout.TrustDir, ReadOnly: true},
+	}
+}
+
+// tlsReloader runs `nodetool reloadssl` when cert-manager renews the Secret or the trust
+// bundle changes: Cassandra would notice on its own only every ten minutes, and a restart is
+// not needed.
+func tlsReloader(image string) corev1.Container {
+	return corev1.Container{
+		Name:    "tls-reloader",
+		Image:   image,
+		Command: []string{"reload-tls"},
+		Env:     []corev1.EnvVar{{Name: "TLS_DIR", Value: PodLayout.TLSDir}, {Name: "TRUST_DIR", Value: PodLayout.TrustDir}},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+		},
+		VolumeMounts:    append(tlsMounts(), corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}),
+		SecurityContext: podtemplate.Restricted(),
+	}
+}
+
+// AppliedStep reads the step a StatefulSet's pods were last told to run; nil for none.
+func AppliedStep(sts *appsv1.StatefulSet) (*Step, error) {
+	raw, ok := sts.Annotations[StepAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var s Step
+	if err := json.NewDecoder(strings.NewReader(raw)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("StatefulSet %s annotation %s: %w", sts.Name, StepAnnotation, err)
+	}
+	return &s, nil
+}

@@ -1,0 +1,109 @@
+package hbase
+
+import (
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/podtemplate"
+)
+
+// Cluster is what the Kubernetes objects of an HBase datastore are built from.
+type Cluster struct {
+	Datastore  *v1alpha1.SecuredDatastore
+	Encryption v1alpha1.EffectiveEncryption
+	// Image runs ZooKeeper, HDFS and HBase; KDCImage the managed KDC.
+	Image, KDCImage    string
+	ClusterDomain      string
+	FeatureLabelPrefix string
+	// CertSecret (cert-manager's, with tls-combined.pem and keystore.p12), its keystore
+	// password Secret, and the trust bundle ConfigMap; needed with TLS or Kerberos.
+	CertSecret, KeystorePasswordSecret, TrustConfigMap string
+	// KeyVersion is the newest Kerberos key version in the keytabs (Keys.HeldVersion): when
+	// a rotation pre-publishes new keys, the pods that mount keytabs restart to load them.
+	KeyVersion int
+}
+
+// Objects are the desired objects of an HBase datastore, in apply order.
+type Objects struct {
+	ConfigMap    *corev1.ConfigMap
+	Services     []*corev1.Service
+	StatefulSets []*appsv1.StatefulSet
+}
+
+// All objects, in apply order.
+func (o Objects) All() []client.Object {
+	out := []client.Object{o.ConfigMap}
+	for _, s := range o.Services {
+		out = append(out, s)
+	}
+	for _, s := range o.StatefulSets {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Build renders the objects of an HBase datastore.
+func Build(s Cluster) (Objects, error) {
+	ds := s.Datastore
+	c := TopologyOf(ds, s.ClusterDomain)
+	files, err := Files(c, s.Encryption)
+	if err != nil {
+		return Objects{}, err
+	}
+	kerberized := s.Encryption.HBase.Authentication == v1alpha1.AuthenticationKerberos
+	tls := s.Encryption.ClientToNode.Mode != v1alpha1.ChannelDisabled
+	if (kerberized || tls) && (s.CertSecret == "" || s.TrustConfigMap == "" || s.KeystorePasswordSecret == "") {
+		return Objects{}, fmt.Errorf("the profile needs certificates (TLS, or HTTPS for secure HDFS) but no certificate Secret, keystore password or trust bundle is given")
+	}
+	n := NamesOf(ds)
+	step, err := json.Marshal(s.Encryption)
+	if err != nil {
+		return Objects{}, err
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(ds, n.ConfigMap(), ""), Data: files}
+	cm.Annotations = map[string]string{StepAnnotation: string(step)}
+	o := Objects{ConfigMap: cm}
+	roles := Roles
+	if kerberized {
+		roles = append([]Role{KDC}, Roles...)
+	}
+	for _, r := range roles {
+		o.Services = append(o.Services, service(ds, n, r))
+		hash := roleConfigHash(files, r)
+		if kerberized && r != ZooKeeper && r != KDC {
+			hash = podtemplate.ConfigHash(map[string]string{"files": hash}, fmt.Sprint("keys v", s.KeyVersion))
+		}
+		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash))
+	}
+	return o, nil
+}
+
+// filesRead by each role: a change restarts only the roles that read the file, so a change of
+// HBase's RPC TLS leaves ZooKeeper and HDFS running.
+var filesRead = map[Role][]string{
+	ZooKeeper:    {"zoo.cfg", "log4j.properties"},
+	NameNode:     {"core-site.xml", "hdfs-site.xml", "ssl-server.xml", "krb5.conf", "log4j.properties"},
+	DataNode:     {"core-site.xml", "hdfs-site.xml", "ssl-server.xml", "krb5.conf", "log4j.properties"},
+	Master:       {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},
+	RegionServer: {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},
+}
+
+// roleConfigHash is "" for the KDC, which reads no file of the ConfigMap.
+func roleConfigHash(files map[string]string, r Role) string {
+	if len(filesRead[r]) == 0 {
+		return ""
+	}
+	read := map[string]string{}
+	for _, name := range filesRead[r] {
+		if body, ok := files[name]; ok {
+			read[name] = body
+		}
+	}
+	return podtemplate.ConfigHash(read)
+}

@@ -1,0 +1,124 @@
+package hbase
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/kerberos"
+)
+
+// Names of a datastore's objects.
+type Names struct{ ds *v1alpha1.SecuredDatastore }
+
+// NamesOf a datastore.
+func NamesOf(ds *v1alpha1.SecuredDatastore) Names { return Names{ds} }
+
+// StatefulSet (and headless Service) of a role.
+func (n Names) StatefulSet(r Role) string { return n.ds.Name + "-" + string(r) }
+
+// ConfigMap with the rendered files.
+func (n Names) ConfigMap() string { return n.ds.Name + "-hbase-config" }
+
+// KeytabSecret of a role: the keys of every principal of its pods.
+func (n Names) KeytabSecret(r Role) string { return n.ds.Name + "-" + string(r) + "-keytab" }
+
+// PrincipalsSecret is what the managed KDC serves: every principal and its password.
+func (n Names) PrincipalsSecret() string { return n.ds.Name + "-kdc-principals" }
+
+// ClientKeytabSecret holds the client principal's keytab, for benchmarks and applications.
+func (n Names) ClientKeytabSecret() string { return n.ds.Name + "-client-keytab" }
+
+// PodHost is the stable DNS name of a role's pod.
+func (n Names) PodHost(r Role, ordinal int, domain string) string {
+	return fmt.Sprintf("%s-%d.%s.%s.svc.%s", n.StatefulSet(r), ordinal, n.StatefulSet(r), n.ds.Namespace, domain)
+}
+
+// Realm of a datastore's managed KDC: its name and namespace, upper case.
+func Realm(ds *v1alpha1.SecuredDatastore) string {
+	return strings.ToUpper(ds.Name + "." + ds.Namespace)
+}
+
+// ClientPrincipal is the principal clients of the datastore log in as.
+func ClientPrincipal(ds *v1alpha1.SecuredDatastore) string { return "client@" + Realm(ds) }
+
+// Replicas of a role.
+func Replicas(ds *v1alpha1.SecuredDatastore, r Role) int32 {
+	t := v1alpha1.HBaseTopology{}
+	if ds.Spec.HBase != nil {
+		t = *ds.Spec.HBase
+	}
+	rs := ptr.Deref(t.RegionServers, 3)
+	switch r {
+	case ZooKeeper:
+		return ptr.Deref(t.ZooKeeper.Replicas, 1)
+	case DataNode:
+		return ptr.Deref(t.DataNodes, rs)
+	case RegionServer:
+		return rs
+	}
+	return 1
+}
+
+// TopologyOf is the configuration's view of a datastore in Kubernetes.
+func TopologyOf(ds *v1alpha1.SecuredDatastore, domain string) Topology {
+	n := NamesOf(ds)
+	c := Topology{NameNode: n.PodHost(NameNode, 0, domain), Replication: int(min(3, Replicas(ds, DataNode))), Layout: PodLayout}
+	for i := range int(Replicas(ds, ZooKeeper)) {
+		c.ZooKeeper = append(c.ZooKeeper, n.PodHost(ZooKeeper, i, domain))
+	}
+	c.Realm = Realm(ds)
+	c.KDC = fmt.Sprintf("%s.%s.svc.%s:88", n.StatefulSet(KDC), ds.Namespace, domain)
+	return c
+}
+
+// Principals of each role's pods, as the operator creates them: service/pod-host@REALM.
+func Principals(ds *v1alpha1.SecuredDatastore, domain string) map[Role][]string {
+	n, realm := NamesOf(ds), Realm(ds)
+	services := map[Role][]string{NameNode: {NameNodeService, HTTPService}, DataNode: {DataNodeService, HTTPService}, Master: {HBaseService}, RegionServer: {HBaseService}}
+	out := map[Role][]string{}
+	for _, r := range Roles {
+		for i := range int(Replicas(ds, r)) {
+			for _, s := range services[r] {
+				out[r] = append(out[r], kerberos.Service(s, n.PodHost(r, i, domain), realm))
+			}
+		}
+	}
+	return out
+}
+
+// Labels of every object of the datastore; a role adds its own.
+func Labels(ds *v1alpha1.SecuredDatastore, r Role) map[string]string {
+	l := map[string]string{
+		"app.kubernetes.io/name":       "hbase",
+		"app.kubernetes.io/instance":   ds.Name,
+		"app.kubernetes.io/managed-by": "secured-datastore-operator",
+	}
+	if r != "" {
+		l["app.kubernetes.io/component"] = string(r)
+	}
+	return l
+}
+
+// Selector of a role's pods.
+func Selector(ds *v1alpha1.SecuredDatastore, r Role) map[string]string {
+	return map[string]string{"app.kubernetes.io/instance": ds.Name, "app.kubernetes.io/component": string(r)}
+}
+
+func meta(ds *v1alpha1.SecuredDatastore, name string, r Role) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: Labels(ds, r)}
+}
+
+// DNSNames the node certificate covers: every pod of every role by a wildcard under its
+// headless Service, so scaling needs no new certificate.
+func DNSNames(ds *v1alpha1.SecuredDatastore, domain string) []string {
+	n := NamesOf(ds)
+	var out []string
+	for _, r := range Roles {
+		out = append(out, fmt.Sprintf("*.%s.%s.svc.%s", n.StatefulSet(r), ds.Namespace, domain))
+	}
+	return out
+}
