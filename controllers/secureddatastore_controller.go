@@ -133,7 +133,7 @@ func (r *SecuredDatastoreReconciler) resolveProfile(ctx context.Context, s *data
 				return ctrl.Result{}, fmt.Errorf("reading EncryptionProfile %s: %w", enc.ProfileRef, err)
 			}
 			s.profile = nil
-			msg := fmt.Sprintf("EncryptionProfile %q does not exist: create it (the chart ships a catalogue; kubectl get encryptionprofiles lists them) or fix spec.encryption.profileRef", enc.ProfileRef)
+			msg := fmt.Sprintf("EncryptionProfile %q does not exist: create it (the chart ships a set; kubectl get encryptionprofiles lists them) or fix spec.encryption.profileRef", enc.ProfileRef)
 			r.profileProblem(ds, v1alpha1.ReasonProfileNotFound, msg)
 			return ctrl.Result{}, errPhaseBlocked // the profile watch brings us back
 		}

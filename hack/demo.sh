@@ -103,7 +103,7 @@ study_state() {
 }
 
 # The operator applies the shipped profiles when it starts (the chart cannot: see charts/README.md).
-catalogue_state() {
+shipped_profiles_state() {
   local n
   n=$("$kubectl" get encryptionprofiles plaintext tls12-aes128-gcm tls13-aes128-gcm -o name 2>/dev/null | wc -l)
   if [[ $n == 3 ]]; then echo done; else echo "$n of the 3 profiles the demo uses exist"; fi
@@ -116,9 +116,9 @@ step "Kind cluster with cert-manager, Prometheus and the node crypto labeller"
 failed_component="operator Helm release (hack/deploy.sh)"
 step "the operator, installed with its Helm chart"
 "$root/hack/deploy.sh"
-failed_component="the profile catalogue (applied by the operator)"
-wait_for "the shipped EncryptionProfiles" 180 catalogue_state
-say "encryption profiles: $("$kubectl" get encryptionprofiles -o name | wc -l), applied by the operator from the chart's catalogue"
+failed_component="the shipped profiles (applied by the operator)"
+wait_for "the shipped EncryptionProfiles" 180 shipped_profiles_state
+say "encryption profiles: $("$kubectl" get encryptionprofiles -o name | wc -l), applied by the operator from the chart's shipped profiles"
 
 failed_component="SecuredDatastore $ns/$datastore"
 step "a 3-node Cassandra with TLS 1.3 on client and internode traffic (config/demo/10-datastore.yaml)"

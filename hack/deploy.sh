@@ -18,7 +18,7 @@ log "operator ${img[manager]}, Cassandra ${img[cassandra]}"
 # A cluster deployed before the chart has the same objects without Helm's ownership: let the
 # release adopt the CRDs (deleting them would delete every datastore), and replace the
 # operator's own objects (the Deployment's selector changed). The operator applies the
-# profile catalogue itself.
+# shipped profiles themselves.
 if ! "$helm" status "$release" -n "$namespace" >/dev/null 2>&1; then
   "$kubectl" -n "$namespace" delete deployment,serviceaccount "$release" --ignore-not-found >&2
   "$kubectl" delete clusterrole,clusterrolebinding "$release" --ignore-not-found >&2

@@ -36,8 +36,8 @@ func main() {
 	flag.StringVar(&options.ClusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, for the host names in node certificates and seeds.")
 	flag.StringVar(&options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
 	flag.StringVar(&options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
-	var catalogueDir string
-	flag.StringVar(&catalogueDir, "profile-catalogue", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its catalogue here); empty applies none.")
+	var shippedProfilesDir string
+	flag.StringVar(&shippedProfilesDir, "shipped-profiles", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its shipped profiles here); empty applies none.")
 	opts := zap.Options{}
 	flag.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/images.sh builds it).")
 	flag.StringVar(&options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
@@ -79,9 +79,9 @@ func main() {
 		log.Error(err, "Setting up the controllers failed")
 		os.Exit(1)
 	}
-	if catalogueDir != "" {
-		if err := mgr.Add(&controllers.ProfileCatalogue{Client: mgr.GetClient(), Dir: catalogueDir}); err != nil {
-			log.Error(err, "Adding the profile catalogue failed")
+	if shippedProfilesDir != "" {
+		if err := mgr.Add(&controllers.ShippedProfiles{Client: mgr.GetClient(), Dir: shippedProfilesDir}); err != nil {
+			log.Error(err, "Adding the shipped profiles failed")
 			os.Exit(1)
 		}
 	}

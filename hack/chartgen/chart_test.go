@@ -90,7 +90,7 @@ func TestChartLints(t *testing.T) {
 	}
 }
 
-// Defaults: CRDs kept on uninstall, the catalogue, the labeller, Secrets only in the datastore
+// Defaults: CRDs kept on uninstall, the shipped profiles, the labeller, Secrets only in the datastore
 // namespaces, and a restricted operator pod.
 func TestChartDefaults(t *testing.T) {
 	objs := render(t)
@@ -103,7 +103,7 @@ func TestChartDefaults(t *testing.T) {
 		}
 	}
 	// Helm cannot create custom resources in the release that installs their CRDs: the
-	// catalogue is a ConfigMap the operator mounts and applies, byte for byte the samples.
+	// shipped profiles are a ConfigMap the operator mounts and applies, byte for byte the samples.
 	if n := len(objs["EncryptionProfile"]); n != 0 {
 		t.Errorf("%d EncryptionProfiles in the release: a fresh install cannot map them", n)
 	}
@@ -119,19 +119,19 @@ func TestChartDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(cm.Data) != len(want) || len(want) != 18 {
-			t.Errorf("the catalogue ConfigMap has %d profiles; want the 18 of config/samples/profiles", len(cm.Data))
+			t.Errorf("the shipped profiles ConfigMap has %d profiles; want the 18 of config/samples/profiles", len(cm.Data))
 		}
 		for key, data := range cm.Data {
 			src, err := os.ReadFile(filepath.Join(samples.ProfilesDir(), key))
 			if err != nil || strings.TrimRight(string(src), "\n") != strings.TrimRight(data, "\n") {
-				t.Errorf("catalogue key %s differs from config/samples/profiles/%s (%v)", key, key, err)
+				t.Errorf("shipped profile %s differs from config/samples/profiles/%s (%v)", key, key, err)
 			}
 		}
 	}
 	dep := as[appsv1.Deployment](t, objs["Deployment"][0])
-	if !slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--profile-catalogue=/etc/secured-datastore-operator/profiles") ||
+	if !slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--shipped-profiles=/etc/secured-datastore-operator/profiles") ||
 		len(dep.Spec.Template.Spec.Volumes) != 1 || !strings.HasSuffix(dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name, "-secured-datastore-operator-profiles") {
-		t.Errorf("the operator does not mount and apply the catalogue: args %v, volumes %+v", dep.Spec.Template.Spec.Containers[0].Args, dep.Spec.Template.Spec.Volumes)
+		t.Errorf("the operator does not mount and apply the shipped profiles: args %v, volumes %+v", dep.Spec.Template.Spec.Containers[0].Args, dep.Spec.Template.Spec.Volumes)
 	}
 	if len(objs["DaemonSet"]) != 1 {
 		t.Error("the crypto labeller is on by default")
@@ -211,7 +211,7 @@ func TestChartValues(t *testing.T) {
 	}
 	none := render(t, "crds.enabled=false", "profiles.install=false", "dashboards.enabled=false")
 	if len(none["CustomResourceDefinition"])+len(none["ConfigMap"]) != 0 ||
-		slices.ContainsFunc(as[appsv1.Deployment](t, none["Deployment"][0]).Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--profile-catalogue") }) {
+		slices.ContainsFunc(as[appsv1.Deployment](t, none["Deployment"][0]).Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--shipped-profiles") }) {
 		t.Error("crds.enabled=false / profiles.install=false / dashboards.enabled=false still render them")
 	}
 }

@@ -1,6 +1,6 @@
 // Command chartgen writes the Helm chart's generated templates from their sources of truth:
 // the CRDs (config/crd/bases), the operator's RBAC rules (config/rbac/role.yaml, from the
-// controllers' markers) and the shipped profile catalogue (config/samples/profiles). `make
+// controllers' markers) and the shipped profiles (config/samples/profiles). `make
 // generate` runs it; a test fails when its output is stale.
 package main
 
@@ -163,8 +163,8 @@ subjects:
 	return cluster, secrets, nil
 }
 
-// profiles ships the catalogue as a ConfigMap the operator mounts and applies at start
-// (controllers.ProfileCatalogue): Helm cannot create custom resources in the release that
+// profiles ships the shipped profiles as a ConfigMap the operator mounts and applies at start
+// (controllers.ShippedProfiles): Helm cannot create custom resources in the release that
 // installs their CRDs.
 func profiles(dir string) ([]byte, error) {
 	srcs, err := filepath.Glob(filepath.Join(dir, "*.yaml"))

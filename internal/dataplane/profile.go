@@ -10,7 +10,7 @@ import (
 	"secured.dev/operator/internal/samples"
 )
 
-// ShippedProfile resolves a profile of the shipped catalogue for Cassandra, with overrides,
+// ShippedProfile resolves a profile of the shipped profiles for Cassandra, with overrides,
 // as the operator would for a datastore that names it.
 func ShippedProfile(t testing.TB, name string, overrides *v1alpha1.EncryptionSettings) v1alpha1.EffectiveEncryption {
 	t.Helper()

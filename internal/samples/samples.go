@@ -1,5 +1,5 @@
-// Package samples reads what the repository ships under config/samples: the EncryptionProfile
-// catalogue that tests resolve, render and run against real datastores.
+// Package samples reads what the repository ships under config/samples: the EncryptionProfiles
+// the operator ships, which tests resolve, render and run against real datastores.
 package samples
 
 import (
@@ -7,7 +7,7 @@ import (
 	"runtime"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/catalogue"
+	"secured.dev/operator/internal/shippedprofiles"
 )
 
 // RepoRoot is the repository's top directory.
@@ -20,9 +20,9 @@ func RepoRoot() string {
 func ProfilesDir() string { return filepath.Join(RepoRoot(), "config", "samples", "profiles") }
 
 // Profiles returns every shipped profile, ordered by file name.
-func Profiles() ([]v1alpha1.EncryptionProfile, error) { return catalogue.Load(ProfilesDir()) }
+func Profiles() ([]v1alpha1.EncryptionProfile, error) { return shippedprofiles.Load(ProfilesDir()) }
 
 // Profile returns the shipped profile with this name.
 func Profile(name string) (v1alpha1.EncryptionProfile, error) {
-	return catalogue.Read(filepath.Join(ProfilesDir(), name+".yaml"))
+	return shippedprofiles.Read(filepath.Join(ProfilesDir(), name+".yaml"))
 }

@@ -1,7 +1,7 @@
-// Package catalogue reads the EncryptionProfile catalogue the operator ships: one manifest per
+// Package shippedprofiles reads the EncryptionProfiles the operator ships: one manifest per
 // profile in a directory (config/samples/profiles in the repository, a ConfigMap mounted by
 // the Helm chart in a cluster).
-package catalogue
+package shippedprofiles
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 )
 
 // Load reads every *.yaml in dir as one EncryptionProfile, ordered by file name. Unknown
-// fields are errors: a catalogue that does not parse is a packaging bug, not a profile to skip.
+// fields are errors: a shipped profile that does not parse is a packaging bug, not a profile to skip.
 func Load(dir string) ([]v1alpha1.EncryptionProfile, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {

@@ -17,10 +17,10 @@ import (
 	"secured.dev/operator/internal/samples"
 )
 
-// The shipped catalogue reaches the API server through the operator, as the chart installs
-// it: every profile applied under the catalogue's field owner, and a changed manifest (a chart
+// The shipped profiles reach the API server through the operator, as the chart installs
+// it: every profile applied under the shipped profiles' field owner, and a changed manifest (a chart
 // upgrade) updates the profile in place.
-func TestProfileCatalogueIsAppliedAndUpdatedInPlace(t *testing.T) {
+func TestShippedProfilesIsAppliedAndUpdatedInPlace(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -30,7 +30,7 @@ func TestProfileCatalogueIsAppliedAndUpdatedInPlace(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(os.WriteFile(filepath.Join(dir, name), data, 0o600)).To(Succeed())
 	}
-	cat := &ProfileCatalogue{Client: env.Client, Dir: dir}
+	cat := &ShippedProfiles{Client: env.Client, Dir: dir}
 	g.Expect(cat.Start(ctx)).To(Succeed())
 	t.Cleanup(func() {
 		for _, n := range []string{"plaintext", "tls13-chacha20"} {
@@ -40,7 +40,7 @@ func TestProfileCatalogueIsAppliedAndUpdatedInPlace(t *testing.T) {
 	p := &v1alpha1.EncryptionProfile{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "tls13-chacha20"}, p)).To(Succeed())
 	g.Expect(p.Spec.ClientToNode.TLS.CipherSuites).To(Equal([]v1alpha1.CipherSuite{"TLS_CHACHA20_POLY1305_SHA256"}))
-	g.Expect(slices.ContainsFunc(p.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == CatalogueFieldOwner })).To(BeTrue())
+	g.Expect(slices.ContainsFunc(p.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == ShippedProfilesFieldOwner })).To(BeTrue())
 	uid := p.UID
 
 	data, err := os.ReadFile(filepath.Join(dir, "tls13-chacha20.yaml"))
@@ -54,14 +54,14 @@ func TestProfileCatalogueIsAppliedAndUpdatedInPlace(t *testing.T) {
 	g.Expect(p.UID).To(Equal(uid), "updated in place, not deleted and created again")
 }
 
-// A catalogue that does not parse stops the operator with the file's name, rather than
+// A shipped profile that does not parse stops the operator with the file's name, rather than
 // leaving the cluster without some profiles.
-func TestProfileCatalogueThatDoesNotParseIsAnError(t *testing.T) {
+func TestShippedProfilesThatDoesNotParseIsAnError(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("apiVersion: datastore.secured.dev/v1alpha1\nkind: EncryptionProfile\nmetadata: {name: broken}\nspec: {bogus: 1}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := (&ProfileCatalogue{Client: env.Client, Dir: dir}).Start(context.Background())
+	err := (&ShippedProfiles{Client: env.Client, Dir: dir}).Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "broken.yaml") || !strings.Contains(err.Error(), "bogus") {
 		t.Fatalf("err = %v; want the file and the unknown field named", err)
 	}
