@@ -13,13 +13,13 @@ help: ## Show this help.
 
 .PHONY: generate
 generate: ## Regenerate CEL rules from the cipher-suite catalogue, deepcopy, CRDs, RBAC, the Grafana dashboards and the chart's generated parts.
-	$(GO) run ./hack/gencel
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(GO) run ./hack/gen/gencel
+	$(CONTROLLER_GEN) object:headerFile=hack/gen/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(GO) run ./hack/crdtidy config/crd/bases
+	$(GO) run ./hack/gen/crdtidy config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=secured-datastore-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
-	$(GO) run ./hack/dashgen
-	$(GO) run ./hack/chartgen
+	$(GO) run ./hack/gen/dashgen
+	$(GO) run ./hack/gen/chartgen
 
 .PHONY: build
 build: ## Build the operator into bin/manager and the kubectl plugin into bin/kubectl-secured.
@@ -38,22 +38,26 @@ vet: ## go vet.
 
 .PHONY: prereqs
 prereqs: ## Check and install what the tests need (make, git, openssl, a JRE; Go must be present).
-	hack/prereqs.sh
+	hack/build/prereqs.sh
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for envtest from the Go module proxy (cached in bin/envtest).
-	hack/envtest-assets.sh >/dev/null
+	hack/build/envtest-assets.sh >/dev/null
+
+.PHONY: test-unit
+test-unit: ## The fast tier (go test -short): pure logic and golden files; no API server, datastore or browser.
+	$(GO) test -short -count=1 ./...
 
 .PHONY: test
-test: prereqs envtest-assets ## Run every test: unit, API validation and controllers against a real API server.
+test: prereqs envtest-assets ## Run every test: the fast tier, API validation and controllers against a real API server, real datastores, KDCs and tunnels.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 40m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
+	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -count=1 -timeout 40m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: test-hbase
 test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS transition (~7 min).
-	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]' ; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile' ./internal/test/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]' ; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
 bench: ## Go benchmarks (catalogue, profile resolution, study statistics).
@@ -65,7 +69,7 @@ bench-client: ## k6 YCSB client efficiency: workload A, plaintext vs pinned TLS 
 
 .PHONY: bench-vpn
 bench-vpn: prereqs ## Raw TCP throughput (iperf3) between two network namespaces: plain veth, WireGuard, OpenVPN per data cipher (~35 s).
-	$(GO) test -run '^$$' -bench TunnelThroughput -benchtime 1x ./internal/dataplane
+	$(GO) test -run '^$$' -bench TunnelThroughput -benchtime 1x ./internal/test/dataplane
 
 .PHONY: bench-acceleration
 bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK flags and OPENSSL_ia32cap, on and off (~30 s).
@@ -75,15 +79,15 @@ bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK
 
 .PHONY: demo
 demo: ## The product on a local Kind cluster: cert-manager, Prometheus, the operator (Helm), a verified 3-node TLS 1.3 Cassandra and a small study with its report. Safe to re-run.
-	hack/demo.sh
+	hack/kind/demo.sh
 
 .PHONY: kind-up
 kind-up: ## Start a Docker engine if needed and a 1+3 node Kind cluster; images built from package registries.
-	hack/kind-up.sh
+	hack/kind/kind-up.sh
 
 .PHONY: images
 images: ## Build the product's images locally and load them into the Kind cluster when it runs.
-	hack/images.sh
+	hack/kind/images.sh
 
 .PHONY: e2e-smoke
 e2e-smoke: ## Smoke-test the Kind cluster: pods on every worker, cluster network, images, crypto labels, cert-manager.
@@ -91,7 +95,7 @@ e2e-smoke: ## Smoke-test the Kind cluster: pods on every worker, cluster network
 
 .PHONY: deploy
 deploy: ## Build and load the images and install the operator (CRDs, RBAC, manager) into the Kind cluster.
-	hack/deploy.sh
+	hack/kind/deploy.sh
 
 .PHONY: e2e
 e2e: deploy ## Every end-to-end test on the Kind cluster (smoke, TLS Cassandra and Kerberos HBase benchmarked, WireGuard and OpenVPN datastores, drift, bad manifests, TLS enabled and CA rotated under load with zero failed operations, a 24-repetition study through an operator restart and a lost client; ~65 min).
@@ -99,7 +103,7 @@ e2e: deploy ## Every end-to-end test on the Kind cluster (smoke, TLS Cassandra a
 
 .PHONY: kind-down
 kind-down: ## Delete the Kind cluster (cached images stay).
-	hack/kind-down.sh
+	hack/kind/kind-down.sh
 
 ##@ Run
 
@@ -109,4 +113,4 @@ run: ## Run the operator against the cluster in KUBECONFIG.
 
 .PHONY: dev-apiserver
 dev-apiserver: envtest-assets ## Start a real API server with the CRDs (no nodes) for kubectl explain and make run.
-	$(GO) run ./hack/devapiserver
+	$(GO) run ./hack/dev/devapiserver

@@ -22,7 +22,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 // envtest runs no cert-manager and no StatefulSet controller: these helpers play their part by

@@ -20,7 +20,7 @@ import (
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/podtemplate"
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 // A Kerberos HBase datastore waits for its certificate (secure HDFS serves HTTPS only), then

@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/dataplane"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/render/cassandra"
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 	"secured.dev/operator/internal/verify"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 // The shipped profiles reach the API server through the operator, as the chart installs

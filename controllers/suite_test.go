@@ -2,10 +2,13 @@ package controllers
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
 	"time"
+
+	"secured.dev/operator/internal/test/tier"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
@@ -15,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"secured.dev/operator/internal/testenv"
+	"secured.dev/operator/internal/test/testenv"
 )
 
 var env *testenv.Env
@@ -24,6 +27,8 @@ var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseIma
 
 // TestMain runs the operator's controllers in a manager against a real kube-apiserver.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	tier.FullPackage("controllers", "a kube-apiserver and the operator")
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
 	var err error
 	if env, err = testenv.Start(); err != nil {

@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/dataplane"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/study"
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 func plaintextProfile(name string) *v1alpha1.EncryptionProfile {

@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"secured.dev/operator/internal/badinput"
+	"secured.dev/operator/internal/test/badinput"
 )
 
 // The bad-manifest corpus that make test applies to envtest's API server is refused by the

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/dataplane"
+	"secured.dev/operator/internal/test/dataplane"
 )
 
 // benchmarkDatastore runs a short workload-A DatastoreBenchmark against a Ready datastore: the

@@ -485,7 +485,7 @@ func operatorFlag(t *testing.T, c client.Client, name string) string {
 }
 
 // operatorSibling is the image of another of the product's Go programs built with the
-// operator's: hack/images.sh tags them all with one hash of the module's sources.
+// operator's: hack/kind/images.sh tags them all with one hash of the module's sources.
 func operatorSibling(t *testing.T, c client.Client, name string) string {
 	t.Helper()
 	image := operatorContainer(t, c).Image

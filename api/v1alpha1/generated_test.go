@@ -8,16 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"secured.dev/operator/internal/test/tier"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 // TestGeneratedFilesAreCurrent runs `make generate` in a copy of the repository and fails when
 // any generated file (CEL rules from the catalogue, deepcopy, CRDs, RBAC, the chart's generated templates) differs from the
 // checked-in one.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
+	tier.Full(t, "make generate")
 	root := samples.RepoRoot()
 	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard").Output()
 	if err != nil {

@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,17 +10,23 @@ import (
 	"strings"
 	"testing"
 
+	"secured.dev/operator/internal/test/tier"
+
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"secured.dev/operator/internal/badinput"
-	"secured.dev/operator/internal/samples"
-	"secured.dev/operator/internal/testenv"
+	"secured.dev/operator/internal/test/badinput"
+	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/test/testenv"
 )
 
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // the fast tier needs no API server
+	}
 	var err error
 	if env, err = testenv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -37,6 +44,7 @@ var strict = client.FieldValidation("Strict")
 
 // The samples and the manifests make demo applies (config/demo) are accepted as they ship.
 func TestShippedSamplesAreAccepted(t *testing.T) {
+	tier.Full(t, "a kube-apiserver")
 	ctx := context.Background()
 	var files []string
 	for _, dir := range []string{"samples", "demo"} {
@@ -80,9 +88,10 @@ func TestShippedSamplesAreAccepted(t *testing.T) {
 }
 
 // TestInvalidManifestsAreRejected applies every manifest of the bad-input corpus
-// (testdata/invalid, see internal/badinput) to the real API server and checks that it is
+// (testdata/invalid, see internal/test/badinput) to the real API server and checks that it is
 // refused with a message naming the field and the fix. The e2e suite runs the same corpus on Kind.
 func TestInvalidManifestsAreRejected(t *testing.T) {
+	tier.Full(t, "a kube-apiserver")
 	corpus, err := badinput.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +111,7 @@ func TestInvalidManifestsAreRejected(t *testing.T) {
 // A study's design is fixed once it exists (the corpus has the refusal); its controls are not:
 // pausing, resuming, cancelling and labelling must stay possible on a study that runs.
 func TestStudyControlsChangeAfterCreation(t *testing.T) {
+	tier.Full(t, "a kube-apiserver")
 	ctx := context.Background()
 	data, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "config", "samples", "tradeoffstudy.yaml"))
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"secured.dev/operator/internal/test/tier"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -14,12 +16,13 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/study"
-	"secured.dev/operator/internal/testenv"
+	"secured.dev/operator/internal/test/testenv"
 )
 
 // The plugin against a real API server: a running study is analysed from its status, a
 // finished one printed from its report ConfigMap, and mistakes say what to do.
 func TestStudyReport(t *testing.T) {
+	tier.Full(t, "a kube-apiserver")
 	env, err := testenv.Start()
 	if err != nil {
 		t.Fatal(err)

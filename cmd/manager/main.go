@@ -39,11 +39,11 @@ func main() {
 	var shippedProfilesDir string
 	flag.StringVar(&shippedProfilesDir, "shipped-profiles", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its shipped profiles here); empty applies none.")
 	opts := zap.Options{}
-	flag.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/images.sh builds it).")
+	flag.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/kind/images.sh builds it).")
 	flag.StringVar(&options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
-	flag.StringVar(&options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/images.sh builds it).")
-	flag.StringVar(&options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/images.sh builds it).")
-	flag.StringVar(&options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/images.sh builds it).")
+	flag.StringVar(&options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/kind/images.sh builds it).")
+	flag.StringVar(&options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
+	flag.StringVar(&options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
 	flag.StringVar(&options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
 # Builds a Kind node image for Kubernetes $KUBE_VERSION from package registries only: a Debian
-# root filesystem with systemd, containerd and runc (hack/rootfs.sh), kubelet/kubeadm/kubectl
-# built from the Go module proxy (hack/kube-binaries.sh), every image kubeadm and the pod network
-# need preloaded into containerd (hack/kube-images.sh), and our entrypoint and configuration
+# root filesystem with systemd, containerd and runc (hack/kind/rootfs.sh), kubelet/kubeadm/kubectl
+# built from the Go module proxy (hack/build/kube-binaries.sh), every image kubeadm and the pod network
+# need preloaded into containerd (hack/kind/kube-images.sh), and our entrypoint and configuration
 # (hack/kind/node/). The image is tagged with a hash of all its inputs, built once, and its tag
 # printed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-source "$root/hack/versions.sh"
+source "$root/hack/build/versions.sh"
 log() { echo "node-image: $*" >&2; }
 export DOCKER_BUILDKIT=0
 
-rootfs=$("$root/hack/rootfs.sh" kind-node systemd systemd-sysv dbus iproute2 iptables nftables kmod \
+rootfs=$("$root/hack/kind/rootfs.sh" kind-node systemd systemd-sysv dbus iproute2 iptables nftables kmod \
   ca-certificates conntrack ethtool socat util-linux mount procps containerd runc \
   containernetworking-plugins libseccomp2 pigz jq)
-"$root/hack/kube-binaries.sh" kubelet kubeadm kubectl >/dev/null
-mapfile -t images < <("$root/hack/kube-images.sh")
+"$root/hack/build/kube-binaries.sh" kubelet kubeadm kubectl >/dev/null
+mapfile -t images < <("$root/hack/kind/kube-images.sh")
 podnet_image=$(docker image ls --format '{{.Repository}}:{{.Tag}}' "$K8S_IMAGE_REPO/podnet" | head -1)
 
 inputs=$( {
   basename "$rootfs"
   for b in kubelet kubeadm kubectl; do sha256sum "$root/bin/$b/$KUBE_VERSION/$b" | cut -c1-16; done
   printf '%s\n' "${images[@]##*/}"
-  sha256sum <"$root/hack/docker/runc-drop-sys-resource"
+  sha256sum <"$root/hack/kind/docker/runc-drop-sys-resource"
   (cd "$root/hack/kind/node" && find . -type f | sort | xargs sha256sum)
 } | sha256sum | cut -c1-12)
 tag="secured.dev/kind-node:$KUBE_VERSION-$inputs"
@@ -46,7 +46,7 @@ sed -i "s|PODNET_IMAGE|$podnet_image|" "$ctx/files/kind/manifests/default-cni.ya
 echo "$KUBE_VERSION" >"$ctx/files/kind/version"
 mkdir -p "$ctx/files/usr/bin" "$ctx/images"
 for b in kubelet kubeadm kubectl; do cp "$root/bin/$b/$KUBE_VERSION/$b" "$ctx/files/usr/bin/"; done
-cp "$root/hack/docker/runc-drop-sys-resource" "$ctx/files/usr/local/bin/runc"
+cp "$root/hack/kind/docker/runc-drop-sys-resource" "$ctx/files/usr/local/bin/runc"
 cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM $base
 COPY files/ /

@@ -12,7 +12,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"secured.dev/operator/internal/pintls"
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 // listen serves each connection with serve until the test ends.

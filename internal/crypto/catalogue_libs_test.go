@@ -1,7 +1,7 @@
 package crypto
 
 // These tests hold the catalogue's library columns to the real libraries on the test machine
-// (hack/prereqs.sh installs OpenSSL and a JRE), so a wrong row cannot hide.
+// (hack/build/prereqs.sh installs OpenSSL and a JRE), so a wrong row cannot hide.
 
 import (
 	"crypto/tls"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"secured.dev/operator/internal/test/tier"
 )
 
 func TestGoColumnMatchesCryptoTLS(t *testing.T) {
@@ -42,7 +44,7 @@ func TestGoColumnMatchesCryptoTLS(t *testing.T) {
 
 func TestOpenSSLColumnMatchesOpenSSL(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Fatal("openssl is needed to check the catalogue; run hack/prereqs.sh")
+		t.Fatal("openssl is needed to check the catalogue; run hack/build/prereqs.sh")
 	}
 	var tls13 []string
 	for _, s := range Filter(Suite.TLS13) {
@@ -85,8 +87,9 @@ func TestOpenSSLColumnMatchesOpenSSL(t *testing.T) {
 }
 
 func TestJDKColumnMatchesSunJSSE(t *testing.T) {
+	tier.Full(t, "a JVM")
 	if _, err := exec.LookPath("java"); err != nil {
-		t.Fatal("java is needed to check the catalogue; run hack/prereqs.sh")
+		t.Fatal("java is needed to check the catalogue; run hack/build/prereqs.sh")
 	}
 	props := filepath.Join(t.TempDir(), "java.security")
 	if err := os.WriteFile(props, []byte("jdk.tls.disabledAlgorithms=\njdk.tls.legacyAlgorithms=\n"), 0o600); err != nil {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

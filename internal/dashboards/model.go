@@ -1,4 +1,4 @@
-// Package dashboards builds the operator's Grafana dashboards as typed values; hack/dashgen
+// Package dashboards builds the operator's Grafana dashboards as typed values; hack/gen/dashgen
 // writes them to dashboards/*.json and the chart ships them as ConfigMaps for Grafana's
 // dashboard sidecar. Only the part of Grafana's JSON model the dashboards use is typed here.
 package dashboards

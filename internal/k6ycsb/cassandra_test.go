@@ -9,12 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"secured.dev/operator/internal/test/tier"
+
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/benchresult"
 	"secured.dev/operator/internal/dashboards"
-	"secured.dev/operator/internal/dataplane"
 	"secured.dev/operator/internal/render/cassandra"
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/dataplane"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 // tlsOptionalNode starts one real Cassandra whose client port takes plaintext and TLS 1.3 with
@@ -41,6 +43,7 @@ func pinned(env map[string]string, caFile, address, suite string) map[string]str
 // plaintext and over a TLS 1.3 session pinned to the server's suite, and refuses to measure
 // when the server negotiates another suite than the pinned one.
 func TestK6YCSBAgainstCassandra(t *testing.T) {
+	tier.Full(t, "Cassandra and a k6 build")
 	const address = "127.0.0.61"
 	node, caFile := tlsOptionalNode(t, address, 7261)
 	base := map[string]string{"CQL_HOSTS": node.NativeAddress(), "YCSB_RECORD_COUNT": "2000", "YCSB_VUS": "8"}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 // The CA file is read at each handshake: a client running through a CA rotation trusts the

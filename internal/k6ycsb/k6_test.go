@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"secured.dev/operator/internal/benchresult"
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 var (

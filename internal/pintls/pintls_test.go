@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 // server accepts TLS on loopback with the given configuration until the test ends.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"secured.dev/operator/internal/crypto"
-	"secured.dev/operator/internal/testpki"
+	"secured.dev/operator/internal/test/testpki"
 )
 
 // serverCert issues a certificate for probe.test from a throwaway CA.
@@ -101,7 +101,7 @@ func TestScanReportsClientAuth(t *testing.T) {
 func opensslServer(t testing.TB, args ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Fatal("openssl is needed (hack/prereqs.sh installs it)")
+		t.Fatal("openssl is needed (hack/build/prereqs.sh installs it)")
 	}
 	issued := serverCert(t, true)
 	certPEM, keyPEM := issued.CertPEM, issued.KeyPEM

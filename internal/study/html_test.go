@@ -8,13 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"secured.dev/operator/internal/golden"
+	"secured.dev/operator/internal/test/tier"
+
+	"secured.dev/operator/internal/test/golden"
 )
 
 // The HTML report opened in a real headless Chromium: the script draws one bar per compared
 // cell in the overhead chart and one per measured cell in the throughput chart, with the
 // recommended cells marked.
 func TestHTMLReportDrawsItsCharts(t *testing.T) {
+	tier.Full(t, "Chromium")
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatal("chromium is not installed: make prereqs installs Debian's package")

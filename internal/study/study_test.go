@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/golden"
+	"secured.dev/operator/internal/test/golden"
 )
 
 var profiles = map[string]Profile{

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 // reference runs YCSB 0.17.0's own generators (site.ycsb:core from Maven Central) through
 // testdata/YcsbReference.java and returns its output lines.
 func reference(t *testing.T, args ...string) []string {
 	t.Helper()
-	jar, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "ycsb-jars.sh")).Output()
+	jar, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "ycsb-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving YCSB's jar: %v", err)
 	}

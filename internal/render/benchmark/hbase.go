@@ -30,7 +30,7 @@ type HBaseTarget struct {
 	TrustConfigMap string
 }
 
-// Paths in the driver's pod and image (hack/images.sh builds secured.dev/ycsb-hbase).
+// Paths in the driver's pod and image (hack/kind/images.sh builds secured.dev/ycsb-hbase).
 const (
 	hbaseConf    = "/etc/hbase/conf"
 	driverLib    = "/opt/ycsb-hbase/lib"

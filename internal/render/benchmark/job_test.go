@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/golden"
+	"secured.dev/operator/internal/test/golden"
 )
 
 func tlsDatastore() *v1alpha1.SecuredDatastore {

@@ -9,8 +9,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
-	goldenfile "secured.dev/operator/internal/golden"
-	"secured.dev/operator/internal/samples"
+	goldenfile "secured.dev/operator/internal/test/golden"
+	"secured.dev/operator/internal/test/samples"
 )
 
 var topology = Topology{ClusterName: "orders", Datacenter: "dc1", Seeds: []string{

@@ -17,9 +17,9 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
-	goldenfile "secured.dev/operator/internal/golden"
+	goldenfile "secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/render/certs"
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/samples"
 )
 
 // sampleDatastore reads a shipped SecuredDatastore sample and resolves its profile.

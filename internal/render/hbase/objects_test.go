@@ -15,8 +15,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
-	"secured.dev/operator/internal/golden"
-	"secured.dev/operator/internal/samples"
+	"secured.dev/operator/internal/test/golden"
+	"secured.dev/operator/internal/test/samples"
 )
 
 func sampleDatastore(t *testing.T) (*v1alpha1.SecuredDatastore, v1alpha1.EffectiveEncryption) {

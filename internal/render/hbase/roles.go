@@ -26,7 +26,7 @@ const (
 // Roles of an HBase cluster in start order (the KDC only with Kerberos).
 var Roles = []Role{ZooKeeper, NameNode, DataNode, Master, RegionServer}
 
-// Paths in the image (hack/images.sh builds it from Maven Central's jars).
+// Paths in the image (hack/kind/images.sh builds it from Maven Central's jars).
 const (
 	confDir      = "/etc/hbase/conf"
 	libDir       = "/opt/hbase/lib"

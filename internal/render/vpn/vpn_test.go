@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"secured.dev/operator/api/v1alpha1"
-	goldenfile "secured.dev/operator/internal/golden"
+	goldenfile "secured.dev/operator/internal/test/golden"
 )
 
 var nodeNames = []string{"ledger-0", "ledger-1", "ledger-2"}

@@ -1,0 +1,18 @@
+// Command kube-apiserver is upstream's kube-apiserver entry point, built through this wrapper module because
+// k8s.io/kubernetes cannot be `go install`ed: its go.mod points every staging module at a local
+// path. hack/build/kube-binaries.sh builds it.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"secured.dev/operator/internal/test/tier"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"secured.dev/operator/internal/test/samples"
+)
+
+// The chart rendered by the real Helm (hack/build/helm.sh builds it from the module proxy once).
+
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := samples.RepoRoot()
+	bin, err := exec.Command(filepath.Join(root, "hack", "build", "helm.sh")).Output()
+	if err != nil {
+		t.Fatalf("hack/build/helm.sh: %v", err)
+	}
+	cmd := exec.Command(strings.TrimSpace(string(bin)), args...)
+	cmd.Dir = root
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String() + errOut.String(), err
+	}
+	return out.String(), nil
+}
+
+// render templates the chart with --set values and returns its objects by kind.
+func render(t *testing.T, sets ...string) map[string][]unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", "rel", "charts/secured-datastore-operator", "-n", "secured-system", "--kube-version", "1.36.3"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	out, err := helm(t, args...)
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", sets, err, out)
+	}
+	objs := map[string][]unstructured.Unstructured{}
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("rendered YAML: %v\n%s", err, doc)
+		}
+		if u.Object != nil {
+			objs[u.GetKind()] = append(objs[u.GetKind()], u)
+		}
+	}
+	return objs
+}
+
+func as[T any](t *testing.T, u unstructured.Unstructured) T {
+	t.Helper()
+	b, err := yaml.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := yaml.UnmarshalStrict(b, &v); err != nil {
+		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	return v
+}
+
+func secretRules(rules []rbacv1.PolicyRule) int {
+	n := 0
+	for _, r := range rules {
+		if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestChartLints(t *testing.T) {
+	tier.Full(t, "helm")
+	if out, err := helm(t, "lint", "--strict", "charts/secured-datastore-operator", "--kube-version", "1.36.3"); err != nil {
+		t.Fatalf("helm lint: %v\n%s", err, out)
+	}
+}
+
+// Defaults: CRDs kept on uninstall, the shipped profiles, the labeller, Secrets only in the datastore
+// namespaces, and a restricted operator pod.
+func TestChartDefaults(t *testing.T) {
+	tier.Full(t, "helm")
+	objs := render(t)
+	if n := len(objs["CustomResourceDefinition"]); n != 4 {
+		t.Errorf("%d CRDs, want 4", n)
+	}
+	for _, crd := range objs["CustomResourceDefinition"] {
+		if crd.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("CRD %s lacks the keep policy", crd.GetName())
+		}
+	}
+	// Helm cannot create custom resources in the release that installs their CRDs: the
+	// shipped profiles are a ConfigMap the operator mounts and applies, byte for byte the samples.
+	if n := len(objs["EncryptionProfile"]); n != 0 {
+		t.Errorf("%d EncryptionProfiles in the release: a fresh install cannot map them", n)
+	}
+	var dashboards []corev1.ConfigMap
+	for _, u := range objs["ConfigMap"] {
+		cm := as[corev1.ConfigMap](t, u)
+		if !strings.HasSuffix(cm.Name, "-profiles") {
+			dashboards = append(dashboards, cm)
+			continue
+		}
+		want, err := samples.Profiles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cm.Data) != len(want) || len(want) != 18 {
+			t.Errorf("the shipped profiles ConfigMap has %d profiles; want the 18 of config/samples/profiles", len(cm.Data))
+		}
+		for key, data := range cm.Data {
+			src, err := os.ReadFile(filepath.Join(samples.ProfilesDir(), key))
+			if err != nil || strings.TrimRight(string(src), "\n") != strings.TrimRight(data, "\n") {
+				t.Errorf("shipped profile %s differs from config/samples/profiles/%s (%v)", key, key, err)
+			}
+		}
+	}
+	dep := as[appsv1.Deployment](t, objs["Deployment"][0])
+	if !slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--shipped-profiles=/etc/secured-datastore-operator/profiles") ||
+		len(dep.Spec.Template.Spec.Volumes) != 1 || !strings.HasSuffix(dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name, "-secured-datastore-operator-profiles") {
+		t.Errorf("the operator does not mount and apply the shipped profiles: args %v, volumes %+v", dep.Spec.Template.Spec.Containers[0].Args, dep.Spec.Template.Spec.Volumes)
+	}
+	if len(objs["DaemonSet"]) != 1 {
+		t.Error("the crypto labeller is on by default")
+	}
+	// The dashboards, byte for byte, labelled for Grafana's sidecar.
+	if n := len(dashboards); n != 3 {
+		t.Errorf("%d dashboard ConfigMaps, want 3", n)
+	}
+	for _, cm := range dashboards {
+		if cm.Labels["grafana_dashboard"] != "1" || len(cm.Data) != 1 {
+			t.Errorf("ConfigMap %s: labels %v, %d keys", cm.Name, cm.Labels, len(cm.Data))
+		}
+		for key, data := range cm.Data {
+			want, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "dashboards", key))
+			if err != nil || strings.TrimSpace(string(want)) != data {
+				t.Errorf("ConfigMap %s key %s differs from dashboards/%s (%v)", cm.Name, key, key, err)
+			}
+		}
+	}
+	for _, u := range objs["ClusterRole"] {
+		if n := secretRules(as[rbacv1.ClusterRole](t, u).Rules); n > 0 {
+			t.Errorf("ClusterRole %s grants Secrets cluster-wide by default", u.GetName())
+		}
+	}
+	var roleNamespaces []string
+	for _, u := range objs["Role"] {
+		role := as[rbacv1.Role](t, u)
+		if secretRules(role.Rules) != 1 || len(role.Rules) != 1 {
+			t.Errorf("Role %s/%s: %+v, want the Secrets rule only", role.Namespace, role.Name, role.Rules)
+		}
+		roleNamespaces = append(roleNamespaces, role.Namespace)
+	}
+	if !slices.Equal(roleNamespaces, []string{"default", "secured-system"}) {
+		t.Errorf("Secrets Roles in %v, want default and the release namespace", roleNamespaces)
+	}
+
+	pod := dep.Spec.Template.Spec
+	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot ||
+		pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("operator pod is not restricted: %+v", pod.SecurityContext)
+	}
+	c := pod.Containers[0]
+	sc := c.SecurityContext
+	if sc == nil || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("operator container is not restricted: %+v", sc)
+	}
+	if !slices.Contains(c.Args, "--leader-elect") || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--prometheus-remote-write-url") }) {
+		t.Errorf("args %v: want leader election and no remote write by default", c.Args)
+	}
+}
+
+// Every value changes what it says.
+func TestChartValues(t *testing.T) {
+	tier.Full(t, "helm")
+	objs := render(t, "rbac.clusterWideSecrets=true", "crds.keep=false", "cryptoLabeller.enabled=false",
+		"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps",
+		"prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write", "leaderElection.enabled=false")
+	if len(objs["Role"]) != 0 {
+		t.Error("clusterWideSecrets still renders per-namespace Roles")
+	}
+	if n := secretRules(as[rbacv1.ClusterRole](t, objs["ClusterRole"][0]).Rules); n != 1 {
+		t.Errorf("clusterWideSecrets: %d Secrets rules in the ClusterRole, want 1", n)
+	}
+	for _, u := range objs["CustomResourceDefinition"] {
+		if _, ok := u.GetAnnotations()["helm.sh/resource-policy"]; ok {
+			t.Errorf("CRD %s keeps despite crds.keep=false", u.GetName())
+		}
+	}
+	if len(objs["DaemonSet"]) != 0 {
+		t.Error("cryptoLabeller.enabled=false still renders the DaemonSet")
+	}
+	if sm := objs["ServiceMonitor"]; len(sm) != 1 || sm[0].GetLabels()["release"] != "kps" {
+		t.Errorf("ServiceMonitor %v", sm)
+	}
+	args := as[appsv1.Deployment](t, objs["Deployment"][0]).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--prometheus-remote-write-url=http://prometheus.monitoring.svc:9090/api/v1/write") || slices.Contains(args, "--leader-elect") {
+		t.Errorf("args %v", args)
+	}
+	none := render(t, "crds.enabled=false", "profiles.install=false", "dashboards.enabled=false")
+	if len(none["CustomResourceDefinition"])+len(none["ConfigMap"]) != 0 ||
+		slices.ContainsFunc(as[appsv1.Deployment](t, none["Deployment"][0]).Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--shipped-profiles") }) {
+		t.Error("crds.enabled=false / profiles.install=false / dashboards.enabled=false still render them")
+	}
+}
+
+// values.schema.json refuses mistakes with the field's path.
+func TestChartSchemaRefusesBadValues(t *testing.T) {
+	tier.Full(t, "helm")
+	for set, want := range map[string]string{
+		"bogus=1":                              "additional properties 'bogus' not allowed",
+		"replicaCount=0":                       "/replicaCount': minimum: got 0, want 1",
+		"prometheus.remoteWriteURL=ftp://x":    "/prometheus/remoteWriteURL",
+		"rbac.datastoreNamespaces={Bad_NS}":    "/rbac/datastoreNamespaces/0",
+		"image.pullPolicy=Sometimes":           "/image/pullPolicy",
+		"metrics.serviceMonitor.interval=soon": "/metrics/serviceMonitor/interval",
+	} {
+		out, err := helm(t, "template", "rel", "charts/secured-datastore-operator", "--kube-version", "1.36.3", "--set", set)
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("--set %s: %v, output should name %q:\n%s", set, err, want, out)
+		}
+	}
+}

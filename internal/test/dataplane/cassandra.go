@@ -1,0 +1,212 @@
+// Package dataplane starts real datastore processes on this machine for tests: Cassandra from
+// its Maven Central jars, configured with exactly the files the operator's builders render, and
+// TLS material shaped like cert-manager's Secrets.
+package dataplane
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/vpn"
+	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/test/testpki"
+)
+
+// CassandraNode is a running Cassandra process.
+type CassandraNode struct {
+	Node
+	Dir  string
+	conf string
+	home string
+	proc *process
+}
+
+// Node describes one Cassandra process to start.
+type Node struct {
+	// Address: the listen address, a loopback address of its own (127.0.0.x).
+	Address string
+	// Seeds: addresses of the seed nodes; defaults to the node itself.
+	Seeds []string
+	// JMXPort for nodetool; defaults to 7199. Nodes on one machine need their own.
+	JMXPort int
+	// Step: the encryption the builders render.
+	Step cassandra.Step
+	// CA signs the node's certificate (for its address); nil when no channel uses TLS.
+	CA *testpki.CA
+	// RSAKey: the certificate has an RSA key (suites with _RSA_ authentication), else ECDSA.
+	RSAKey bool
+	// Host: the network namespace the node runs in, Address being its underlay address; nil
+	// runs it on this machine's loopback.
+	Host *Host
+	// Tunnel: the node is the member Name of this VPN, and the launcher binds its tunnel
+	// address as it does in a pod; Seeds are then tunnel addresses.
+	Tunnel *vpn.Plan
+	Name   string
+}
+
+// NativeAddress is the node's CQL endpoint.
+func (n *CassandraNode) NativeAddress() string {
+	return fmt.Sprintf("%s:%d", n.Address, cassandra.NativePort)
+}
+
+// StorageAddress is the node's internode endpoint.
+func (n *CassandraNode) StorageAddress() string {
+	return fmt.Sprintf("%s:%d", n.Address, cassandra.StoragePort)
+}
+
+// StartCassandra renders the node's files with the operator's builders, starts Cassandra with
+// the image's launcher, waits for "Startup complete" and stops the process (by its PID) when
+// the test ends.
+func StartCassandra(t testing.TB, node Node) *CassandraNode {
+	t.Helper()
+	if len(node.Seeds) == 0 {
+		node.Seeds = []string{node.Address}
+	}
+	if node.JMXPort == 0 {
+		node.JMXPort = cassandra.JMXPort
+	}
+	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "cassandra-jars.sh")).Output()
+	if err != nil {
+		t.Fatalf("resolving Cassandra jars: %v", err)
+	}
+	dir := t.TempDir()
+	n := &CassandraNode{Node: node, Dir: dir, conf: filepath.Join(dir, "conf"), home: filepath.Join(dir, "home")}
+	for _, d := range []string{n.home, n.conf, filepath.Join(dir, "data"), filepath.Join(dir, "log")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(strings.TrimSpace(string(lib)), filepath.Join(n.home, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	if node.CA != nil {
+		node.CA.WriteSecretWithKey(t, n.TLSDir(), node.RSAKey, node.Address)
+	}
+	n.render(t)
+	n.launch(t)
+	t.Cleanup(n.stop)
+	return n
+}
+
+// Restart stops the node and starts it again with the files rendered for another step, as a
+// rolling restart of its pod would; data and certificates stay.
+func (n *CassandraNode) Restart(t testing.TB, step cassandra.Step) {
+	t.Helper()
+	n.stop()
+	n.Step = step
+	n.render(t)
+	n.launch(t)
+}
+
+// render writes the node's configuration for its step.
+func (n *CassandraNode) render(t testing.TB) {
+	t.Helper()
+	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
+		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()}}
+	if n.Tunnel != nil {
+		// The launcher sets both addresses, the tunnel's from the address table and the
+		// pod's from POD_IP, as in a pod.
+		topo.ListenAddress, topo.RPCAddress = "", ""
+	}
+	yaml, err := cassandra.Config(topo, n.Step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"cassandra.yaml":              yaml,
+		"cassandra-rackdc.properties": cassandra.RackDC(topo),
+		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512, JMXPort: n.JMXPort}, n.Step.Encryption),
+	}
+	for _, f := range []string{"jvm17-server.options", "logback.xml", "logback-tools.xml"} {
+		b, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "images", "cassandra", "conf", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = b
+	}
+	if n.Tunnel != nil {
+		files[cassandra.VPNAddressesFile] = n.Tunnel.Addresses()
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(n.conf, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// launch starts the process and waits until Cassandra reports "Startup complete".
+func (n *CassandraNode) launch(t testing.TB) {
+	t.Helper()
+	cmd := n.command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
+	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
+	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
+		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
+	if n.Tunnel != nil {
+		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {
+				e.Value = n.Address // the downward API's part
+			}
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
+		cmd.Env = append(cmd.Env, "HOSTNAME="+n.Name, "TMPDIR="+n.Dir)
+	}
+	// The launcher execs java, so the process group holds the JVM and nothing else.
+	n.proc = startProcess(t, "Cassandra on "+n.Address, cmd, "Startup complete", 4*time.Minute)
+}
+
+// command runs a program on the node's host.
+func (n *CassandraNode) command(name string, args ...string) *exec.Cmd {
+	if n.Host != nil {
+		return n.Host.Command(name, args...)
+	}
+	return exec.Command(name, args...)
+}
+
+func (n *CassandraNode) env() []string {
+	return append(os.Environ(), "CASSANDRA_HOME="+n.home, "CASSANDRA_CONF="+n.conf, fmt.Sprintf("JMX_PORT=%d", n.JMXPort))
+}
+
+// Nodetool runs the image's nodetool against this node and returns its output.
+func (n *CassandraNode) Nodetool(args ...string) (string, error) {
+	cmd := n.command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "nodetool"), args...)
+	cmd.Env = n.env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TLSDir holds the node's certificate files, shaped like the mounted Secret.
+func (n *CassandraNode) TLSDir() string { return filepath.Join(n.Dir, "tls") }
+
+// Endpoint is one port of a node: its channel, what the profile promises there and how to
+// probe it.
+type Endpoint struct {
+	Channel string
+	Want    v1alpha1.EffectiveChannel
+	Address string
+	Probe   probe.Options
+}
+
+// Endpoints are the node's CQL and internode ports under the profile.
+func (n *CassandraNode) Endpoints(enc v1alpha1.EffectiveEncryption) []Endpoint {
+	return []Endpoint{
+		{"clientToNode", enc.ClientToNode, n.NativeAddress(), probe.CassandraClient},
+		{"nodeToNode", enc.NodeToNode, n.StorageAddress(), probe.CassandraInternode},
+	}
+}
+
+// Log returns what the node logged so far.
+func (n *CassandraNode) Log() string { return n.proc.Log() }
+
+func (n *CassandraNode) stop() {
+	if n.proc != nil {
+		n.proc.stop()
+	}
+}

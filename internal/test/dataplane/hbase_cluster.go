@@ -1,0 +1,256 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/kerberos"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/test/testpki"
+)
+
+// HBaseHosts are the loopback addresses of an HBase cluster's processes, one each.
+type HBaseHosts struct {
+	KDC, ZooKeeper, NameNode, DataNode, Master, RegionServer string
+}
+
+// DefaultHBaseHosts: 127.0.0.80–85.
+var DefaultHBaseHosts = HBaseHosts{KDC: "127.0.0.80", ZooKeeper: "127.0.0.81", NameNode: "127.0.0.82", DataNode: "127.0.0.83", Master: "127.0.0.84", RegionServer: "127.0.0.85"}
+
+const (
+	hbaseRealm   = "SECURED.TEST"
+	kdcPort      = 18800
+	clientPrinc  = "smoke@" + hbaseRealm
+	hbaseVersion = "2.6.4"
+)
+
+// HBaseCluster is the smallest distributed HBase: ZooKeeper, a NameNode, a DataNode, a Master
+// and a RegionServer, each a JVM of its own on its own address, plus a KDC when the profile
+// uses Kerberos, all configured by exactly the files internal/render/hbase renders.
+type HBaseCluster struct {
+	Enc      v1alpha1.EffectiveEncryption
+	Hosts    HBaseHosts
+	Topology hbase.Topology
+	KDC      *KDC
+	CA       *testpki.CA
+	// StartUp: from the first process started to the Master's initialisation.
+	StartUp time.Duration
+	dir     string
+	lib     string
+	procs   map[hbase.Role]*process
+}
+
+// StartHBaseCluster renders the configuration for enc and starts every process.
+func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseCluster {
+	t.Helper()
+	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "hbase-jars.sh")).Output()
+	if err != nil {
+		t.Fatalf("resolving HBase jars: %v", err)
+	}
+	h := DefaultHBaseHosts
+	dir := t.TempDir()
+	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
+	c.Topology = hbase.Topology{
+		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1,
+		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls")},
+	}
+	kerberized := enc.HBase.Authentication == v1alpha1.AuthenticationKerberos
+	if kerberized {
+		c.Topology.Realm, c.Topology.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
+	}
+	c.Reconfigure(t, enc)
+	c.ConfigureClient(t, enc)
+	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			for role, p := range c.procs {
+				t.Logf("last lines of the %s:\n%s", role, tail(withoutClasspath(p.Log()), 25))
+			}
+		}
+	})
+	began := time.Now()
+	if kerberized {
+		var service []string
+		for _, p := range c.principals() {
+			service = append(service, p)
+		}
+		c.KDC = StartKDC(t, hbaseRealm, h.KDC, kdcPort, append(service, clientPrinc)...)
+		c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), service...)
+	}
+	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
+	format := exec.Command("java", c.jvm(256, hbase.NameNode, "-format", "-nonInteractive")...)
+	format.Env = c.env(h.NameNode)
+	if out, err := format.CombinedOutput(); err != nil {
+		t.Fatalf("formatting HDFS: %v\n%s", err, tail(string(out), 30))
+	}
+	nn := c.start(t, hbase.NameNode, h.NameNode, 256)
+	dn := c.start(t, hbase.DataNode, h.DataNode, 256)
+	zk.waitFor(t, "binding to port", time.Minute)
+	nn.waitFor(t, "NameNode RPC up", 2*time.Minute)
+	dn.waitFor(t, "Successfully sent block report", 2*time.Minute)
+	master := c.start(t, hbase.Master, h.Master, 512)
+	rs := c.start(t, hbase.RegionServer, h.RegionServer, 512)
+	master.waitFor(t, "Master has completed initialization", 4*time.Minute)
+	rs.waitFor(t, "Serving as", time.Minute)
+	c.StartUp = time.Since(began)
+	t.Logf("HBase cluster up in %s", c.StartUp.Round(time.Second))
+	return c
+}
+
+// Reconfigure renders the files for enc over the running cluster's; a process reads them
+// when it (re)starts.
+func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryption) {
+	t.Helper()
+	files, err := hbase.Files(c.Topology, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		mkfile(t, filepath.Join(c.dir, "conf", name), body)
+	}
+	c.Enc = enc
+}
+
+// ConfigureClient writes the client configuration Smoke uses for enc.
+func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncryption) {
+	t.Helper()
+	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Topology, enc)))
+}
+
+// Restart stops the Master or a RegionServer (SIGTERM: it leaves ZooKeeper cleanly) and
+// starts it again with the current files and keytab, as a rolling restart does to a pod.
+func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
+	t.Helper()
+	c.procs[role].stop()
+	switch role {
+	case hbase.Master:
+		c.start(t, role, c.Hosts.Master, 512).waitFor(t, "Master has completed initialization", 4*time.Minute)
+	case hbase.RegionServer:
+		c.start(t, role, c.Hosts.RegionServer, 512).waitFor(t, "Serving as", 2*time.Minute)
+	default:
+		t.Fatalf("Restart supports the Master and the RegionServer, not %s", role)
+	}
+}
+
+// RotateKeys pre-publishes the next version of every key in the keytabs, the cluster's and
+// the client's (the operator's RotateKeys); PromoteKeys then makes the KDC issue it.
+func (c *HBaseCluster) RotateKeys(t *testing.T) {
+	t.Helper()
+	c.KDC.Rotate(t, append(c.principals(), clientPrinc)...)
+	c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), c.principals()...)
+}
+
+// principals are the service principals of the cluster's processes, as the operator creates
+// them for the pods: nn and HTTP on the NameNode, dn and HTTP on the DataNode, hbase on the
+// Master and the RegionServer.
+func (c *HBaseCluster) principals() []string {
+	h := c.Hosts
+	return []string{
+		kerberos.Service(hbase.NameNodeService, h.NameNode, hbaseRealm), kerberos.Service(hbase.HTTPService, h.NameNode, hbaseRealm),
+		kerberos.Service(hbase.DataNodeService, h.DataNode, hbaseRealm), kerberos.Service(hbase.HTTPService, h.DataNode, hbaseRealm),
+		kerberos.Service(hbase.HBaseService, h.Master, hbaseRealm), kerberos.Service(hbase.HBaseService, h.RegionServer, hbaseRealm),
+	}
+}
+
+func (c *HBaseCluster) env(host string) []string {
+	return append(os.Environ(), hbase.HostEnv+"="+host, hbase.BindEnv+"="+host, hbase.KeystorePasswordEnv+"="+testpki.KeystorePassword)
+}
+
+func (c *HBaseCluster) jvm(heap int, role hbase.Role, args ...string) []string {
+	in := hbase.Install{Conf: filepath.Join(c.dir, "conf"), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
+	return append(hbase.JVM(in, heap, c.KDC != nil, role)[1:], args...)
+}
+
+// start launches one process of the cluster on host.
+func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap int) *process {
+	t.Helper()
+	cmd := exec.Command("java", c.jvm(heap, role)...)
+	cmd.Env = c.env(host)
+	p := launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
+	c.procs[role] = p
+	return p
+}
+
+// Memory is the resident memory of each process, in MiB.
+func (c *HBaseCluster) Memory() map[string]int {
+	out := map[string]int{}
+	for role, p := range c.procs {
+		out[string(role)] = rssMiB(p.cmd.Process.Pid)
+	}
+	if c.KDC != nil {
+		out["KDC"] = rssMiB(c.KDC.proc.cmd.Process.Pid)
+	}
+	return out
+}
+
+func rssMiB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.Atoi(f[1])
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// Log of one role's process.
+func (c *HBaseCluster) Log(role hbase.Role) string { return c.procs[role].Log() }
+
+// Smoke creates table, puts value into three rows, gets and scans them back through HBase's
+// own client, configured by hbase.ClientProperties and logged in from a keytab when the
+// profile uses Kerberos.
+func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
+	t.Helper()
+	args := c.clientJVM()
+	args = append(args, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseSmoke.java"), table, value)
+	if c.KDC != nil {
+		keytab := filepath.Join(c.dir, "client", "smoke.keytab")
+		c.KDC.WriteKeytab(t, keytab, clientPrinc)
+		args = append(args, clientPrinc, keytab)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "smoke ok") {
+		return fmt.Errorf("%v\n%s", err, tail(string(out), 40))
+	}
+	return nil
+}
+
+func (c *HBaseCluster) clientJVM() []string {
+	jvm := []string{"-Xmx256m", "-Djava.net.preferIPv4Stack=true"}
+	if c.KDC != nil {
+		jvm = append(jvm, "-Djava.security.krb5.conf="+filepath.Join(c.dir, "conf", "krb5.conf"))
+	}
+	jvm = append(jvm, hbase.JDK17Options...)
+	return append(jvm, "-cp", filepath.Join(c.dir, "client")+":"+c.lib+"/*")
+}
+
+// withoutClasspath drops Hadoop's start-up line listing every jar.
+func withoutClasspath(log string) string {
+	lines := strings.Split(log, "\n")
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return strings.Contains(l, "classpath = ") }), "\n")
+}
+
+func mkfile(t testing.TB, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, body)
+}

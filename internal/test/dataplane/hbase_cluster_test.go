@@ -1,0 +1,180 @@
+package dataplane
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/verify"
+)
+
+// hbaseProfile resolves a shipped profile (or inline settings when name is "") for engine HBase.
+func hbaseProfile(t *testing.T, name string, inline *v1alpha1.EncryptionSettings) v1alpha1.EffectiveEncryption {
+	t.Helper()
+	var base *v1alpha1.EncryptionSettings
+	if name != "" {
+		p, err := samples.Profile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base = &p.Spec.EncryptionSettings
+	}
+	res, errs := crypto.Resolve(base, inline, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return res.Effective
+}
+
+var disabled = &v1alpha1.EncryptionSettings{
+	ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+	NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
+}
+
+// The HBase data-plane profiles (run alone with: make test-hbase). Each starts a real
+// ZooKeeper, HDFS, HBase (and KDC) from Maven Central's jars with exactly the rendered files,
+// creates a table, puts, gets and scans through HBase's client while tcpdump watches HBase RPC
+// and HDFS block transfer, and checks what a marker value shows on each: readable where the
+// profile leaves the channel plaintext, absent where it encrypts. Native TLS is also probed.
+func TestHBaseProfile(t *testing.T) {
+	tlsOnly := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
+		NodeToNode: &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
+		HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationSimple},
+	}
+	for _, tc := range []struct {
+		name    string
+		profile string
+		inline  *v1alpha1.EncryptionSettings
+	}{
+		{"NoSecurity", "", disabled},
+		{"KerberosAuthentication", "hbase-kerberos-authentication", nil},
+		{"KerberosPrivacy", "hbase-kerberos-privacy", nil},
+		{"HDFSEncryptionOnly", "hbase-hdfs-encryption", nil},
+		{"KerberosPrivacyAES", "hbase-kerberos-privacy-aes", nil},
+		{"NativeTLSWithKerberos", "hbase-native-tls", nil},
+		{"NativeTLSWithoutKerberos", "", tlsOnly},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enc := hbaseProfile(t, tc.profile, tc.inline)
+			c := StartHBaseCluster(t, enc)
+			t.Logf("resident memory (MiB): %v", c.Memory())
+			marker := Marker(t)
+			var rpc []byte
+			blocks := Capture(t, []int{hbase.DataNodePort}, func() {
+				rpc = Capture(t, []int{hbase.RegionServerPort, hbase.MasterPort}, func() {
+					if err := c.Smoke(t, "smoke", marker); err != nil {
+						t.Fatalf("create, put, get, scan: %v", err)
+					}
+				})
+			})
+			wantRPC, wantBlocks := visibleMarker(enc)
+			if got := bytes.Contains(rpc, []byte(marker)); got != wantRPC {
+				t.Errorf("marker readable on HBase RPC: %v, want %v (%d bytes captured)", got, wantRPC, len(rpc))
+			}
+			if got := bytes.Contains(blocks, []byte(marker)); got != wantBlocks {
+				t.Errorf("marker readable on HDFS block transfer: %v, want %v (%d bytes captured)", got, wantBlocks, len(blocks))
+			}
+			if enc.ClientToNode.Mode == v1alpha1.ChannelDisabled {
+				return
+			}
+			for role, host := range map[string]string{"RegionServer": c.Hosts.RegionServer, "Master": c.Hosts.Master} {
+				port := map[string]int{"RegionServer": hbase.RegionServerPort, "Master": hbase.MasterPort}[role]
+				got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", host, port), probe.HBaseRPC)
+				t.Logf("%s: protocols %v suites %v plaintext %v", role, got.VersionNames(), got.SuiteNames(), deref(got.PlaintextAccepted))
+				if f := verify.Compare(enc.ClientToNode, got, err); !f.Verified {
+					t.Errorf("%s RPC: EncryptionVerified=False %s: %v", role, f.Reason, f.Differences)
+				}
+			}
+		})
+	}
+}
+
+// visibleMarker: whether a value written through the client can be read on HBase RPC and on
+// HDFS block transfer under the profile.
+func visibleMarker(enc v1alpha1.EffectiveEncryption) (rpc, blocks bool) {
+	h := enc.HBase
+	kerberized := h.Authentication == v1alpha1.AuthenticationKerberos
+	rpc = enc.ClientToNode.Mode != v1alpha1.ChannelRequired && !(kerberized && h.HBaseRPCProtection == v1alpha1.ProtectionPrivacy)
+	blocks = !(kerberized && (*h.DataTransfer.Encrypt || h.DataTransfer.Protection == v1alpha1.ProtectionPrivacy))
+	return rpc, blocks
+}
+
+// Enabling native TLS on a running plaintext cluster, the way the operator rolls it
+// (hbase.Next): one stage per roll, restarting the RegionServer and the Master in turn (each
+// order once) with the next step's files. Between the two restarts the processes run adjacent
+// steps; a client with the older step's configuration must still create, put, get and scan,
+// and the RegionServer must still reach the Master. After each roll a client with the new
+// step's configuration must work; at the end the wire probe finds TLS only.
+func TestHBaseProfileTransitionToTLS(t *testing.T) {
+	plain := hbaseProfile(t, "", disabled)
+	target := hbaseProfile(t, "", &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
+		NodeToNode: &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}},
+		HBase:      &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationSimple},
+	})
+	c := StartHBaseCluster(t, plain)
+	if err := c.Smoke(t, "before", "plaintext"); err != nil {
+		t.Fatalf("plaintext cluster: %v", err)
+	}
+	applied := plain
+	for roll := 1; !hbase.SameStep(applied, target); roll++ {
+		next := hbase.Next(&applied, target)
+		began := time.Now()
+		c.Reconfigure(t, next)
+		first, second := hbase.RegionServer, hbase.Master
+		if roll%2 == 0 {
+			first, second = second, first
+		}
+		c.Restart(t, first)
+		if err := c.Smoke(t, fmt.Sprintf("mixed%d", roll), "v"); err != nil {
+			t.Fatalf("roll %d (%s → %s), %s restarted, %s not: %v", roll, hbase.StageName(applied), hbase.StageName(next), first, second, err)
+		}
+		c.Restart(t, second)
+		c.ConfigureClient(t, next)
+		if err := c.Smoke(t, fmt.Sprintf("after%d", roll), "v"); err != nil {
+			t.Fatalf("roll %d to %s: %v", roll, hbase.StageName(next), err)
+		}
+		t.Logf("roll %d: %s → %s in %s", roll, hbase.StageName(applied), hbase.StageName(next), time.Since(began).Round(time.Second))
+		applied = next
+	}
+	got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", c.Hosts.RegionServer, hbase.RegionServerPort), probe.HBaseRPC)
+	if f := verify.Compare(target.ClientToNode, got, err); !f.Verified {
+		t.Errorf("after the transition: EncryptionVerified=False %s: %v", f.Reason, f.Differences)
+	}
+}
+
+// Rotating every Kerberos key of a running cluster the way the operator does: keytabs gain
+// the next version and the Master and RegionServer restart with them while the KDC still
+// issues the current one (they log in and accept tickets), then the KDC issues the new
+// version. Clients log in from their rotated keytab throughout.
+func TestHBaseProfileKeyRotation(t *testing.T) {
+	c := StartHBaseCluster(t, hbaseProfile(t, "hbase-kerberos-authentication", nil))
+	if err := c.Smoke(t, "before", "v"); err != nil {
+		t.Fatalf("before the rotation: %v", err)
+	}
+	began := time.Now()
+	c.RotateKeys(t)
+	c.Restart(t, hbase.RegionServer)
+	c.Restart(t, hbase.Master)
+	if err := c.Smoke(t, "prepublished", "v"); err != nil {
+		t.Fatalf("keys pre-published, KDC still on version 1: %v", err)
+	}
+	c.KDC.Promote(t)
+	if err := c.Smoke(t, "promoted", "v"); err != nil {
+		t.Fatalf("KDC issues version 2: %v", err)
+	}
+	t.Logf("rotation: pre-publish, roll of Master and RegionServer, promotion in %s", time.Since(began).Round(time.Second))
+}

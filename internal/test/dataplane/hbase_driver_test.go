@@ -1,0 +1,211 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/test/testpki"
+	"secured.dev/operator/internal/ycsb"
+)
+
+// runYCSBHBase runs YCSB's own client with our HBase binding and summary exporter
+// (drivers/ycsb-hbase) and returns the summary it exported.
+func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) benchresult.Summary {
+	t.Helper()
+	s, log, err := tryYCSBHBase(t, h, phase, props)
+	if err != nil {
+		t.Fatalf("YCSB %s: %v\n%s", phase, err, tail(log, 40))
+	}
+	t.Logf("YCSB %s: %d ops, %d errors, %.0f ops/s, client CPU %.1f s, %s, %+v", phase, s.Operations, s.Errors, s.Throughput(), s.ClientCPUSeconds, s.Protocol, s.Latencies)
+	return s
+}
+
+// tryYCSBHBase runs the driver and returns its summary, its output and its failure. A
+// Kerberos-secured HBase is reached with the client principal ycsb from h's KDC.
+func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) (benchresult.Summary, string, error) {
+	t.Helper()
+	cp, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "ycsb-hbase.sh")).Output()
+	if err != nil {
+		t.Fatalf("building the YCSB HBase driver: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "summary.json")
+	all := map[string]string{
+		"hbase.zookeeper.quorum":              "127.0.0.1",
+		"hbase.zookeeper.property.clientPort": fmt.Sprint(h.ZooKeeperPort),
+		"exporter":                            "dev.secured.ycsb.SummaryExporter",
+		"exportfile":                          out,
+		"hdrhistogram.percentiles":            "50,95,99",
+		"threadcount":                         "8",
+	}
+	args := append([]string{}, hbase.JDK17Options...)
+	for p, v := range h.Security.ClientProperties() {
+		all[p] = v
+	}
+	if k := h.Security.Kerberos; k != nil {
+		all["principal"], all["keytab"] = "ycsb@"+k.KDC.Realm, k.KDC.Keytab("ycsb")
+		args = append(args, k.KDC.JVMOption())
+	}
+	for k, v := range props {
+		all[k] = v
+	}
+	keys := make([]string, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args = append(args, "-cp", strings.TrimSpace(string(cp)), "site.ycsb.Client", map[string]string{"load": "-load", "run": "-t"}[phase],
+		"-db", "dev.secured.ycsb.HBaseClient")
+	for _, k := range keys {
+		args = append(args, "-p", k+"="+all[k])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", args...)
+	cmd.Env = append(os.Environ(), "YCSB_PHASE="+phase)
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		return benchresult.Summary{}, string(log), err
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return benchresult.Summary{}, string(log), fmt.Errorf("no summary: %w", err)
+	}
+	s, err := benchresult.Parse(b)
+	return s, string(log), err
+}
+
+// The JVM driver runs YCSB's own CoreWorkload with our HBase binding against a real HBase:
+// it creates and loads the table, runs the core workloads from the same definitions the k6
+// driver uses, and exports the same summary the operator reads.
+func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
+	h := StartHBaseStandalone(t, "127.0.0.71", 21810, HBaseSecurity{})
+	w := func(preset string, ops int64) map[string]string {
+		wl, err := ycsb.Core(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl.RecordCount, wl.OperationCount = 2000, ops
+		return wl.Properties()
+	}
+
+	load := w("A", 0)
+	load["createtable"] = "true"
+	s := runYCSBHBase(t, h, "load", load)
+	if s.Driver != "ycsb-hbase" || s.Phase != "load" || s.Operations != 2000 || s.Errors != 0 || s.Protocol != "plaintext" {
+		t.Fatalf("load summary %+v; want 2000 inserts without error over plaintext", s)
+	}
+
+	prom := StartPrometheus(t, "127.0.0.72:19090")
+	for _, tc := range []struct {
+		preset string
+		mix    map[string]float64
+	}{
+		{"A", map[string]float64{"read": 0.5, "update": 0.5}},
+		{"E", map[string]float64{"scan": 0.95, "insert": 0.05}},
+		{"F", map[string]float64{"read": 0.5, "readmodifywrite": 0.5}},
+	} {
+		props := w(tc.preset, 3000)
+		props["prometheus.remotewrite.url"] = prom.RemoteWriteURL()
+		props["prometheus.tags"] = "benchmark=hbase-" + tc.preset
+		s := runYCSBHBase(t, h, "run", props)
+		if tc.preset == "A" {
+			checkPublished(t, prom, "hbase-A", s)
+		}
+		if s.Errors != 0 || s.Operations < 3000 || s.ClientCPUSeconds <= 0 || !s.End.After(s.Start) {
+			t.Errorf("workload %s: %d ops, %d errors (%s), CPU %.2f s, %s..%s", tc.preset, s.Operations, s.Errors, s.FirstError, s.ClientCPUSeconds, s.Start, s.End)
+		}
+		counts := map[string]int64{}
+		for _, l := range s.Latencies {
+			counts[l.Operation] = l.Count
+			if l.P50 <= 0 || l.P50 > l.P95 || l.P95 > l.P99 || l.P99 > l.Max {
+				t.Errorf("workload %s %s: p50 %d p95 %d p99 %d max %d µs", tc.preset, l.Operation, l.P50, l.P95, l.P99, l.Max)
+			}
+		}
+		for op, share := range tc.mix {
+			// YCSB counts a read-modify-write's read and update too; the shares are of 3000.
+			if got := float64(counts[op]) / 3000; got < share-0.05 || got > share+0.05 {
+				t.Errorf("workload %s: %s share %.3f; want %.2f", tc.preset, op, got, share)
+			}
+		}
+	}
+}
+
+// checkPublished compares what the driver remote-wrote under the k6 driver's names with its
+// summary: the same operations, and medians within a bucket or two.
+func checkPublished(t *testing.T, prom *Prometheus, benchmark string, s benchresult.Summary) {
+	t.Helper()
+	for _, l := range s.Latencies {
+		sel := fmt.Sprintf(`k6_ycsb_operation_duration_seconds{benchmark=%q, scenario="run", protocol="plaintext", op=%q}`, benchmark, l.Operation)
+		for query, want := range map[string]float64{
+			"sum(histogram_count(" + sel + "))": float64(l.Count),
+			fmt.Sprintf(`sum(k6_ycsb_operations_total{benchmark=%q, op=%q})`, benchmark, l.Operation): float64(l.Count),
+			"histogram_quantile(0.5, sum(" + sel + ")) * 1e6":                                         float64(l.P50),
+		} {
+			res, err := prom.Query(context.Background(), query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 {
+				t.Fatalf("%s: %d results; want 1", query, len(res))
+			}
+			got, _ := strconv.ParseFloat(fmt.Sprint(res[0].Value[1]), 64)
+			t.Logf("Prometheus: %s = %v (summary %v)", query, got, want)
+			if got < want*0.85 || got > want*1.15 {
+				t.Errorf("%s = %v; the summary says %v", query, got, want)
+			}
+		}
+	}
+}
+
+// The driver logs in from a keytab and speaks SASL privacy to an HBase whose RPC demands
+// Kerberos (Apache Kerby as the KDC) and native TLS; a client without Kerberos gets no
+// operation through.
+func TestYCSBHBaseDriverWithKerberosPrivacyAndTLS(t *testing.T) {
+	const address = "127.0.0.74"
+	kdc := StartKDC(t, "SECURED.TEST", "127.0.0.73", 18800, "hbase/"+address+"@SECURED.TEST", "ycsb@SECURED.TEST")
+	h := StartHBaseStandalone(t, address, 21820, HBaseSecurity{Kerberos: &HBaseKerberos{KDC: kdc, Protection: "privacy"}, TLS: testpki.New(t)})
+	// The region server's RPC port speaks TLS, verified against the test CA.
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(h.Security.TLS.PEM)
+	conn, err := tls.Dial("tcp", address+":16020", &tls.Config{RootCAs: roots, ServerName: address})
+	if err != nil {
+		t.Fatalf("TLS to the region server: %v", err)
+	}
+	t.Logf("region server RPC: %s %s", tls.VersionName(conn.ConnectionState().Version), tls.CipherSuiteName(conn.ConnectionState().CipherSuite))
+	conn.Close()
+	wl, err := ycsb.Core("A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl.RecordCount, wl.OperationCount = 500, 1000
+	load := wl.Properties()
+	load["createtable"] = "true"
+	if s := runYCSBHBase(t, h, "load", load); s.Operations != 500 || s.Errors != 0 || s.Protocol != "tls+kerberos/privacy" {
+		t.Fatalf("load over Kerberos: %+v", s)
+	}
+	if s := runYCSBHBase(t, h, "run", wl.Properties()); s.Operations != 1000 || s.Errors != 0 || s.Protocol != "tls+kerberos/privacy" {
+		t.Fatalf("workload A over Kerberos: %+v", s)
+	}
+
+	plain := wl.Properties()
+	plain["hbase.security.authentication"], plain["principal"], plain["keytab"] = "simple", "", ""
+	plain["hbase.client.retries.number"], plain["hbase.rpc.timeout"], plain["hbase.client.operation.timeout"] = "1", "5000", "10000"
+	s, log, err := tryYCSBHBase(t, h, "run", plain)
+	if err == nil && s.Operations > 0 {
+		t.Fatalf("a client without Kerberos completed %d operations against Kerberos-only HBase:\n%s", s.Operations, tail(log, 20))
+	}
+	t.Logf("a client without Kerberos: %v, %d operations, first error %q", err, s.Operations, s.FirstError)
+}
