@@ -16,8 +16,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/dashboards"
-	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/study"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/verify"
 )
 

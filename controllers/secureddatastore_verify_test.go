@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/test/testpki"
 	"secured.dev/operator/internal/verify"
 )

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/study"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/test/testpki"
 )
 

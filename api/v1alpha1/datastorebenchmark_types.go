@@ -185,10 +185,12 @@ type BenchmarkTarget struct {
 
 // PrometheusOutput is where benchmark clients publish their samples.
 type PrometheusOutput struct {
-	// remoteWriteURL of a Prometheus remote-write receiver. Defaults to the operator's
-	// --prometheus-remote-write-url flag; empty disables publishing.
+	// remoteWriteURL of a Prometheus remote-write receiver: an absolute http or https URL with
+	// a host. Defaults to the operator's --prometheus-remote-write-url flag; empty disables
+	// publishing.
 	// +optional
-	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^\\\\s\\\\x60\"\\'$\\\\\\\\<>{}|^]+$') && isURL(self) && url(self).getHostname() != ''",message="spec.prometheus.remoteWriteURL must be an absolute http:// or https:// URL with a host and no spaces, quotes, $, backquotes or backslashes, such as http://prometheus.monitoring:9090/api/v1/write"
 	RemoteWriteURL string `json:"remoteWriteURL,omitempty"`
 }
 

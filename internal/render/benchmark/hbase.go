@@ -111,8 +111,12 @@ func driverProperties(j Job) (map[string]string, error) {
 	return props, nil
 }
 
-// driverCommand runs YCSB's client; a shell computes each pod's share of the load phase from
-// the Indexed Job's completion index (YCSB's insertstart and insertcount).
+// driverCommand runs YCSB's client. A shell computes each pod's share of the load phase from
+// the Indexed Job's completion index (YCSB's insertstart and insertcount), so the script text
+// holds only the operator's constants and numbers: the properties, which carry strings from
+// the spec and the datastore, reach java as the shell's positional arguments ("$@"), never as
+// script text, and with every $ doubled so the kubelet's $(VAR) expansion leaves them as they
+// are.
 func driverCommand(j Job, props map[string]string) []string {
 	b := j.Benchmark
 	java := []string{"exec", "java", "-Xmx1g", "-XX:-UsePerfData"}
@@ -126,19 +130,21 @@ func driverCommand(j Job, props map[string]string) []string {
 	if j.Phase == PhaseRun && b.Spec.Load.Mode == v1alpha1.LoadFixedRate && b.Spec.Load.Rate != nil {
 		java = append(java, "-target", strconv.FormatInt(max(*b.Spec.Load.Rate/pods, 1), 10))
 	}
+	java = append(java, `"$@"`)
+	if j.Phase == PhaseLoad {
+		share := (ptr.Deref(b.Spec.Workload.RecordCount, DefaultRecordCount) + pods - 1) / pods
+		java = append(java, "-p", fmt.Sprintf("insertstart=$((JOB_COMPLETION_INDEX * %d))", share), "-p", fmt.Sprintf("insertcount=%d", share))
+	}
+	cmd := []string{"sh", "-c", strings.Join(java, " "), "ycsb"}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		java = append(java, "-p", "'"+k+"="+props[k]+"'")
+		cmd = append(cmd, "-p", literal(k+"="+props[k]))
 	}
-	if j.Phase == PhaseLoad {
-		share := (ptr.Deref(b.Spec.Workload.RecordCount, DefaultRecordCount) + pods - 1) / pods
-		java = append(java, "-p", fmt.Sprintf("insertstart=$((JOB_COMPLETION_INDEX * %d))", share), "-p", fmt.Sprintf("insertcount=%d", share))
-	}
-	return []string{"sh", "-c", strings.Join(java, " ")}
+	return cmd
 }
 
 // hbaseVolumes: the rendered configuration (krb5.conf), the client keytab, the trust bundle.

@@ -198,7 +198,7 @@ func args(j Job) []string {
 	if j.RemoteWriteURL != "" {
 		a = append(a, "--out", "experimental-prometheus-rw")
 		for _, t := range tags(j) {
-			a = append(a, "--tag", t)
+			a = append(a, "--tag", literal(t))
 		}
 	}
 	return append(a, script)
@@ -274,10 +274,14 @@ func env(j Job) []corev1.EnvVar {
 	}
 	out := make([]corev1.EnvVar, len(vars))
 	for i, v := range vars {
-		out[i] = corev1.EnvVar{Name: v[0], Value: v[1]}
+		out[i] = corev1.EnvVar{Name: v[0], Value: literal(v[1])}
 	}
 	return out
 }
+
+// literal keeps a value as it is through the kubelet's $(VAR) expansion of commands,
+// arguments and environment values: a doubled $ is a literal one.
+func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 func warmUp(b *v1alpha1.DatastoreBenchmark) time.Duration {
 	if b.Spec.WarmUp != nil {

@@ -112,8 +112,8 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 		Job{Benchmark: b, Target: target, Phase: PhaseRun, Run: 0, Image: "secured.dev/ycsb-hbase:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
 	)
 	golden.Check(t, "hbase-jobs.yaml", out)
-	for _, want := range []string{"'principal=client@EVENTS.DB'", "'hbase.rpc.protection=privacy'", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
-		"'exportfile=/dev/termination-log'", "'maxexecutiontime=60'", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
+	for _, want := range []string{"- principal=client@EVENTS.DB", "- hbase.rpc.protection=privacy", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
+		"- exportfile=/dev/termination-log", "- maxexecutiontime=60", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
 		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) { // YAML folds long lines
 			t.Errorf("the Jobs lack %s", want)
 		}

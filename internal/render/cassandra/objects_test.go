@@ -17,8 +17,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
-	goldenfile "secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/render/certs"
+	goldenfile "secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
 )
 
