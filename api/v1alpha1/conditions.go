@@ -84,9 +84,12 @@ const (
 	// ReasonProbePending: Unknown until every node runs the effective profile.
 	ReasonProbePending = "Pending"
 	// ReasonNoEndpoints: Unknown while no node is ready to be probed.
-	ReasonNoEndpoints           = "NoEndpoints"
-	ReasonUnreachable           = "Unreachable"
-	ReasonPlaintextAccepted     = "PlaintextAccepted"
+	ReasonNoEndpoints       = "NoEndpoints"
+	ReasonUnreachable       = "Unreachable"
+	ReasonPlaintextAccepted = "PlaintextAccepted"
+	// ReasonProbeIncomplete: the probe could not test something the profile promises (whether
+	// plaintext is refused, whether client certificates are enforced); no result is no pass.
+	ReasonProbeIncomplete       = "ProbeIncomplete"
 	ReasonProtocolDrift         = "ProtocolDrift"
 	ReasonCipherSuiteDrift      = "CipherSuiteDrift"
 	ReasonClientAuthNotEnforced = "ClientAuthNotEnforced"

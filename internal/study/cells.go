@@ -12,8 +12,8 @@ import (
 // ObserveCell moves a live cell on from its datastore's conditions: Provisioning while the
 // datastore is not Ready, Measuring once it is Ready and its wire verified, Failed when its
 // profile does not resolve or the wire carries something else. A study never measures a
-// profile the wire does not carry; an unreachable endpoint is not a verdict on the profile, so
-// the cell waits for the next probe. It reports whether the cell failed or became measurable
+// profile the wire does not carry; an unreachable endpoint or an incomplete probe is not a
+// verdict on the profile, so the cell waits for the next probe. It reports whether the cell failed or became measurable
 // in this observation.
 func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, measurable bool) {
 	verified := condition(conds, v1alpha1.ConditionEncryptionVerified)
@@ -28,7 +28,7 @@ func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, me
 		if cell.State == v1alpha1.CellPending {
 			cell.State = v1alpha1.CellProvisioning
 		}
-	case verified.Status == metav1.ConditionFalse && verified.Reason != v1alpha1.ReasonUnreachable:
+	case verified.Status == metav1.ConditionFalse && verified.Reason != v1alpha1.ReasonUnreachable && verified.Reason != v1alpha1.ReasonProbeIncomplete:
 		return fail(fmt.Sprintf("the wire does not match the profile (EncryptionVerified=False %s: %s)", verified.Reason, verified.Message))
 	case verified.Status == metav1.ConditionTrue && cell.State != v1alpha1.CellMeasuring:
 		cell.State = v1alpha1.CellMeasuring

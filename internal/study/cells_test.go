@@ -33,6 +33,8 @@ func TestObserveCell(t *testing.T) {
 			want: v1alpha1.CellFailed, failed: true, reason: "the wire does not match the profile (EncryptionVerified=False CipherSuiteDrift: says CipherSuiteDrift)"},
 		"an unreachable endpoint is no verdict": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonUnreachable)},
 			want: v1alpha1.CellProvisioning},
+		"an incomplete probe is no verdict": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonProbeIncomplete)},
+			want: v1alpha1.CellProvisioning},
 		"a measuring cell whose datastore restarts waits": {state: v1alpha1.CellMeasuring, conds: []metav1.Condition{c(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDegraded)},
 			want: v1alpha1.CellMeasuring},
 	}

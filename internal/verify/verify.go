@@ -38,6 +38,13 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 		}
 		return verdict(checks)
 	}
+	// Verification fails closed: a promise the probe could not test is not kept.
+	if got.PlaintextAccepted == nil {
+		add(v1alpha1.ReasonProbeIncomplete, "TLS is %s but whether the endpoint accepts plaintext could not be tested", want.Mode)
+	}
+	if want.ClientAuth == v1alpha1.ClientAuthRequired && got.ClientAuthRequired == nil {
+		add(v1alpha1.ReasonProbeIncomplete, "client certificates are Required but no full handshake was possible to test that they are enforced")
+	}
 	if want.Mode == v1alpha1.ChannelRequired && got.PlaintextAccepted != nil && *got.PlaintextAccepted {
 		add(v1alpha1.ReasonPlaintextAccepted, "TLS is Required but the endpoint accepts plaintext")
 	}
@@ -75,7 +82,7 @@ func Tunnelled(got probe.Result, scanErr error) Finding {
 type check struct{ reason, diff string }
 
 // severity orders the reasons, most severe first.
-var severity = []string{v1alpha1.ReasonUnreachable, v1alpha1.ReasonPlaintextAccepted, v1alpha1.ReasonProtocolDrift, v1alpha1.ReasonCipherSuiteDrift, v1alpha1.ReasonClientAuthNotEnforced, v1alpha1.ReasonVerified}
+var severity = []string{v1alpha1.ReasonUnreachable, v1alpha1.ReasonPlaintextAccepted, v1alpha1.ReasonProbeIncomplete, v1alpha1.ReasonProtocolDrift, v1alpha1.ReasonCipherSuiteDrift, v1alpha1.ReasonClientAuthNotEnforced, v1alpha1.ReasonVerified}
 
 // MoreSevere returns the more severe of two reasons; Verified is the least.
 func MoreSevere(a, b string) string {
