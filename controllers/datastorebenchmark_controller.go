@@ -74,7 +74,13 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 		},
 	}
 	return p.reconcile(ctx, r.Client, b, func(ctx context.Context) (ctrl.Result, error) {
-		return runPhases(ctx, s, r.begin, r.resolveTarget, r.load, r.runs)
+		res, err := runPhases(ctx, s, r.begin, r.resolveTarget, r.load, r.runs)
+		if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
+			// Results from someone else's Job would not be this benchmark's.
+			r.fail(b, v1alpha1.ReasonNameConflict, notOwned.Error())
+			return ctrl.Result{}, nil
+		}
+		return res, err
 	})
 }
 

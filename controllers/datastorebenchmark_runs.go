@@ -157,6 +157,8 @@ func (r *DatastoreBenchmarkReconciler) observe(ctx context.Context, s *benchmark
 		return nil, err
 	case err != nil:
 		return nil, err
+	case !metav1.IsControlledBy(&job, s.b):
+		return nil, &NotOwnedError{Kind: "Job", Name: job.Name, Owner: "benchmark"}
 	}
 	complete, failed := jobCondition(&job, batchv1.JobComplete), jobCondition(&job, batchv1.JobFailed)
 	if complete == nil && failed == nil {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -98,6 +99,9 @@ func (r *SecuredDatastoreReconciler) listPods(ctx context.Context, s *datastoreS
 func (r *SecuredDatastoreReconciler) applyAll(ctx context.Context, s *datastoreScope, objs []client.Object) error {
 	for _, o := range objs {
 		wrote, err := applyOwned(ctx, r.Client, s.ds, o)
+		if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
+			return r.nameConflict(s.ds, notOwned.Kind, notOwned.Name)
+		}
 		if err != nil {
 			return err
 		}
@@ -111,7 +115,7 @@ func (r *SecuredDatastoreReconciler) applyAll(ctx context.Context, s *datastoreS
 // nameConflict reports an object the datastore would own that someone else's object already
 // names, and stops the reconcile: the operator never takes over what it did not create.
 func (r *SecuredDatastoreReconciler) nameConflict(ds *v1alpha1.SecuredDatastore, kind, name string) error {
-	return r.blockReady(ds, v1alpha1.ReasonNameConflict, fmt.Sprintf("%s %s exists and is not owned by this datastore: rename the datastore or delete that %s", kind, name, kind))
+	return r.blockReady(ds, v1alpha1.ReasonNameConflict, (&NotOwnedError{Kind: kind, Name: name, Owner: "datastore"}).Error())
 }
 
 // blockReady stops the remaining phases with Ready False for a reason the user must act on,

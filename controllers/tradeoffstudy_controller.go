@@ -3,6 +3,7 @@ package controllers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,8 +53,8 @@ type studyScope struct {
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=tradeoffstudies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=tradeoffstudies/status,verbs=get;patch
 // +kubebuilder:rbac:groups=datastore.secured.dev,resources=encryptionprofiles,verbs=get;list;watch
-// +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch;create;patch;delete;deletecollection
-// +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks,verbs=get;list;watch;create;patch;delete;deletecollection
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=secureddatastores,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=datastore.secured.dev,resources=datastorebenchmarks,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch
 
 func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -184,7 +185,13 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 		if cell.State != v1alpha1.CellPending && cell.State != v1alpha1.CellProvisioning && cell.State != v1alpha1.CellMeasuring {
 			continue
 		}
-		if _, err := applyOwned(ctx, r.Client, s.study, study.Datastore(s.study, cell)); err != nil {
+		_, err := applyOwned(ctx, r.Client, s.study, study.Datastore(s.study, cell))
+		if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
+			// A study measures only what it created: never someone's datastore of that name.
+			r.failCell(s, cell, "Provision", notOwned.Error())
+			continue
+		}
+		if err != nil {
 			return ctrl.Result{}, err
 		}
 		var ds v1alpha1.SecuredDatastore
@@ -199,11 +206,17 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 	return ctrl.Result{}, nil
 }
 
+// failCell ends a cell that cannot be measured; its remaining repetitions are skipped.
+func (r *TradeoffStudyReconciler) failCell(s *studyScope, cell *v1alpha1.StudyCell, action, reason string) {
+	cell.State, cell.Reason = v1alpha1.CellFailed, reason
+	r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", action, "cell %s: %s", cell.Name, reason)
+}
+
 // observeCell moves the cell on from its datastore's conditions and says so in an event.
 func (r *TradeoffStudyReconciler) observeCell(s *studyScope, cell *v1alpha1.StudyCell, ds *v1alpha1.SecuredDatastore) {
 	switch failed, measurable := study.ObserveCell(cell, ds.Status.Conditions); {
 	case failed:
-		r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Provision", "cell %s: %s", cell.Name, cell.Reason)
+		r.failCell(s, cell, "Provision", cell.Reason)
 	case measurable:
 		r.Recorder.Eventf(s.study, nil, "Normal", "CellReady", "Provision", "cell %s: datastore %s is Ready and its wire verified", cell.Name, ds.Name)
 	}
@@ -245,9 +258,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				cell.State = v1alpha1.CellDone
 			}
 		case v1alpha1.BenchmarkFailed:
-			cell.State = v1alpha1.CellFailed
-			cell.Reason = fmt.Sprintf("benchmark %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete))
-			r.Recorder.Eventf(s.study, nil, "Warning", "CellFailed", "Run", "cell %s: %s", cell.Name, cell.Reason)
+			r.failCell(s, cell, "Run", fmt.Sprintf("benchmark %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete)))
 		default:
 			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name,
 				cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending))
@@ -269,7 +280,12 @@ func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyS
 	if live.ResourceVersion != s.study.ResourceVersion {
 		return errStale
 	}
-	if _, err := applyOwned(ctx, r.Client, s.study, b); err != nil {
+	_, err := applyOwned(ctx, r.Client, s.study, b)
+	if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
+		r.failCell(s, cellNamed(s.study.Status.Cells, s.study.Status.Schedule[s.study.Status.NextRun]), "Run", notOwned.Error())
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	st := s.study.Status
@@ -345,11 +361,30 @@ func (r *TradeoffStudyReconciler) conclude(ctx context.Context, s *studyScope, p
 
 // cleanUp deletes the datastores and benchmarks the study created; the report stays.
 func (r *TradeoffStudyReconciler) cleanUp(ctx context.Context, st *v1alpha1.TradeoffStudy) error {
-	opts := []client.DeleteAllOfOption{client.InNamespace(st.Namespace), client.MatchingLabels{study.StudyLabel: st.Name}}
-	if err := r.Client.DeleteAllOf(ctx, &v1alpha1.DatastoreBenchmark{}, opts...); err != nil {
+	// Only what the study controls: a label is anyone's to set, a controller reference is not.
+	opts := []client.ListOption{client.InNamespace(st.Namespace), client.MatchingLabels{study.StudyLabel: st.Name}}
+	var benchmarks v1alpha1.DatastoreBenchmarkList
+	if err := r.Client.List(ctx, &benchmarks, opts...); err != nil {
 		return err
 	}
-	return r.Client.DeleteAllOf(ctx, &v1alpha1.SecuredDatastore{}, opts...)
+	var datastores v1alpha1.SecuredDatastoreList
+	if err := r.Client.List(ctx, &datastores, opts...); err != nil {
+		return err
+	}
+	var objs []client.Object
+	for i := range benchmarks.Items {
+		objs = append(objs, &benchmarks.Items[i])
+	}
+	for i := range datastores.Items {
+		objs = append(objs, &datastores.Items[i])
+	}
+	var errs []error
+	for _, o := range objs {
+		if metav1.IsControlledBy(o, st) {
+			errs = append(errs, client.IgnoreNotFound(r.Client.Delete(ctx, o)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SetupWithManager registers the reconciler: it follows the datastores and benchmarks it
