@@ -33,6 +33,14 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, v1alpha1.ReasonNotNeeded, "no channel uses TLS")
 		return ctrl.Result{}, nil
 	}
+	if !r.certManager {
+		msg := "the profile needs node certificates, which the operator requests from cert-manager, and this cluster does not serve cert-manager's API (cert-manager.io/v1): " +
+			"install cert-manager (https://cert-manager.io/docs/installation/) and restart the operator, or choose a profile without TLS or Kerberos"
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, v1alpha1.ReasonCertManagerMissing, msg) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, v1alpha1.ReasonCertManagerMissing, "IssueCertificates", "%s", msg)
+		}
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonCertManagerMissing, "cert-manager is not installed; see CertificatesReady")
+	}
 	if req.KeystorePasswordSecret != "" {
 		if err := r.ensureKeystorePassword(ctx, s, req); err != nil {
 			return ctrl.Result{}, err

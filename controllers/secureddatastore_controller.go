@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,9 @@ type SecuredDatastoreReconciler struct {
 	Options   Options
 	// Prober scans endpoints; nil uses the real prober.
 	Prober Prober
+	// certManager: the cluster serves cert-manager's API (found when the reconciler is set up).
+	// Without it plaintext datastores work and TLS ones say what is missing.
+	certManager bool
 }
 
 // Options are the operator-wide settings the reconcilers need (command-line flags).
@@ -199,12 +203,22 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	installed, err := servesCertManager(mgr)
+	if err != nil {
+		return err
+	}
+	r.certManager = installed
+	b := ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and the rotate-keytabs annotation (metadata: no new generation).
 		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, rotationRequested))).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&cmv1.Certificate{}).
-		Watches(&cmv1.CertificateRequest{}, handler.EnqueueRequestsFromMapFunc(r.datastoreOfCertificateRequest)).
+		Owns(&appsv1.StatefulSet{})
+	if installed {
+		b = b.Owns(&cmv1.Certificate{}).
+			Watches(&cmv1.CertificateRequest{}, handler.EnqueueRequestsFromMapFunc(r.datastoreOfCertificateRequest))
+	} else {
+		mgr.GetLogger().Info("cert-manager's API (cert-manager.io/v1) is not served: TLS datastores wait for it; install cert-manager and restart the operator")
+	}
+	return b.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(datastoreOfPod)).
 		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.datastoresUsingProfile),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -212,6 +226,18 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Named("secureddatastore").
 		Complete(r)
+}
+
+// servesCertManager asks the API server whether cert-manager's Certificate kind exists.
+func servesCertManager(mgr ctrl.Manager) (bool, error) {
+	_, err := mgr.GetRESTMapper().RESTMapping(cmv1.SchemeGroupVersion.WithKind(cmv1.CertificateKind).GroupKind(), cmv1.SchemeGroupVersion.Version)
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("looking up cert-manager's API: %w", err)
 }
 
 func (r *SecuredDatastoreReconciler) datastoresUsingProfile(ctx context.Context, o client.Object) []reconcile.Request {

@@ -65,6 +65,9 @@ const (
 	ReasonNotNeeded = "NotNeeded"
 	ReasonIssuing   = "Issuing"
 	ReasonIssued    = "Issued"
+	// ReasonCertManagerMissing: the profile needs certificates and the cluster has no
+	// cert-manager API.
+	ReasonCertManagerMissing = "CertManagerMissing"
 	// ReasonInvalidKey: the requested key cannot serve the profile's cipher suites.
 	ReasonInvalidKey = "InvalidKey"
 	// ReasonInvalidPrincipals: the principals Secret does not parse or cannot be rendered.

@@ -65,20 +65,30 @@ func certManagerCRDs() (string, error) {
 	return dir, nil
 }
 
-// Start starts the control plane and installs the CRDs. Call Stop when done.
-func Start() (*Env, error) {
+// Start starts the control plane and installs our CRDs and cert-manager's. Call Stop when done.
+func Start() (*Env, error) { return start(true) }
+
+// StartWithoutCertManager starts a control plane with our CRDs only, as a cluster where
+// cert-manager is not installed.
+func StartWithoutCertManager() (*Env, error) { return start(false) }
+
+func start(certManager bool) (*Env, error) {
 	bin, err := assets()
 	if err != nil {
 		return nil, err
 	}
-	cm, err := certManagerCRDs()
-	if err != nil {
-		return nil, err
+	crds := []string{filepath.Join(samples.RepoRoot(), "config", "crd", "bases")}
+	if certManager {
+		cm, err := certManagerCRDs()
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, cm)
 	}
 	e := &Env{Scheme: Scheme()}
 	e.env = &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(samples.RepoRoot(), "config", "crd", "bases"), cm},
+		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                e.Scheme,
 	}
