@@ -345,6 +345,7 @@ type DatastoreBenchmarkStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.medianThroughputOpsPerSec`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name is too long: at most 52 characters, so that its Jobs' pods have valid host names (<name>-run-<n>-<pod>); choose a shorter name"
 type DatastoreBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

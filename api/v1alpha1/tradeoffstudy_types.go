@@ -336,6 +336,8 @@ type TradeoffStudyStatus struct {
 // +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.nextRun`,priority=1
 // +kubebuilder:printcolumn:name="Recommended",type=string,JSONPath=`.status.recommendation.profile`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a letter and hold only lower-case letters, digits and '-': the study's datastores (<name>-c<cell>) and their Services are named after it"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name is too long: at most 40 characters, so that its cells' datastores (<name>-c<cell>) and benchmarks (<name>-c<cell>-r<repetition>) have valid names; choose a shorter name"
 type TradeoffStudy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
