@@ -78,6 +78,7 @@ type Workload struct {
 
 	// duration of each measured run. Defaults to 60s when operationCount is not set.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1s')",message="spec.workload.duration must be a duration of at least 1s written like 60s, 5m or 1h30m"
 	Duration *metav1.Duration `json:"duration,omitempty"`
 
 	// operationCount: stop each run after this many operations instead of after a duration.
@@ -211,6 +212,7 @@ type DatastoreBenchmarkSpec struct {
 	Repetitions *int32 `json:"repetitions,omitempty"`
 	// warmUp before each measured run; its samples are discarded. Defaults to 30s.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.warmUp must be a duration written like 30s or 2m (0s for none)"
 	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
 	// skipLoad: the data is already loaded; run only the measured phase.
 	// +optional

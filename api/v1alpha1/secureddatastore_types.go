@@ -143,11 +143,12 @@ type CertificatesSpec struct {
 
 	// duration of node certificates. Defaults to 2160h (90 days).
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1h')",message="duration must be at least 1h"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1h')",message="duration must be at least 1h, written like 2160h"
 	Duration *metav1.Duration `json:"duration,omitempty"`
 
 	// renewBefore: how long before expiry cert-manager renews. Defaults to a third of duration.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.certificates.renewBefore must be a duration written like 720h"
 	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
 }
 
@@ -205,7 +206,7 @@ type VerificationSpec struct {
 	// interval between wire probes of every endpoint. A probe also runs after each change.
 	// Defaults to 5m.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s')",message="interval must be at least 30s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('30s')",message="interval must be at least 30s, written like 5m"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 

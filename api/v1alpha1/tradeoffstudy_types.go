@@ -148,6 +148,7 @@ type TradeoffStudySpec struct {
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the
 	// benchmark's 30s.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.warmUp must be a duration written like 30s or 2m (0s for none)"
 	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
 	// seed of the randomized order; the same seed gives the same order. Defaults to a value
 	// recorded in status.
