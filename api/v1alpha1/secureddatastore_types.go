@@ -26,6 +26,7 @@ type StorageSpec struct {
 }
 
 // CassandraTopology is the shape of a Cassandra cluster: one datacenter of identical nodes.
+// +kubebuilder:validation:XValidation:rule="!has(self.heap) || !has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || quantity(string(self.heap)).isLessThan(quantity(string(self.resources.limits['memory'])))",message="spec.cassandra.heap must be less than spec.cassandra.resources.limits.memory: the JVM needs memory beyond its heap and the kernel kills a container at its limit; leave heap unset (half the limit) or lower it"
 type CassandraTopology struct {
 	// datacenter name. Defaults to dc1.
 	// +optional
@@ -230,6 +231,8 @@ type SecuredDatastoreSpec struct {
 	// image overrides the engine's container image. It must have the upstream image's layout
 	// (for Cassandra: /etc/cassandra, /var/lib/cassandra).
 	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="spec.image must be an image reference such as registry.example/cassandra:5.0.6 or name@sha256:<64 hex digits>: lower-case repository, optional tag and digest"
 	Image string `json:"image,omitempty"`
 
 	// cassandra topology, for engine Cassandra.

@@ -15,6 +15,8 @@ type DatastoreTemplate struct {
 	Version string `json:"version,omitempty"`
 	// image override.
 	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="spec.template.image must be an image reference such as registry.example/cassandra:5.0.6 or name@sha256:<64 hex digits>: lower-case repository, optional tag and digest"
 	Image string `json:"image,omitempty"`
 	// cassandra topology; nodes is set by the matrix.
 	// +optional
