@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -71,7 +72,13 @@ func (r *SecuredDatastoreReconciler) apply(ctx context.Context, s *datastoreScop
 		return ctrl.Result{}, err
 	}
 	ds := s.ds
-	c := status.Compute(meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady), rollout)
+	prev := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionReady)
+	for _, p := range rollout.Problems {
+		if prev == nil || !strings.Contains(prev.Message, p) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, "PodProblem", "Reconcile", "%s", p)
+		}
+	}
+	c := status.Compute(prev, rollout)
 	setCondition(&ds.Status.Conditions, ds.Generation, c.Progressing.Type, c.Progressing.Status, c.Progressing.Reason, c.Progressing.Message)
 	if setCondition(&ds.Status.Conditions, ds.Generation, c.Ready.Type, c.Ready.Status, c.Ready.Reason, c.Ready.Message) {
 		switch c.Ready.Reason {

@@ -261,7 +261,9 @@ func (e *hbaseEngine) apply(ctx context.Context, s *datastoreScope) (status.Roll
 			"rolling restart of the roles whose configuration changes: %s", hbase.Describe(e.applied, e.step))
 		e.started = true
 	}
-	return e.rollout(s.resolution.Effective, objs.StatefulSets), nil
+	rollout := e.rollout(s.resolution.Effective, objs.StatefulSets)
+	rollout.Problems = status.PodProblems(s.pods)
+	return rollout, nil
 }
 
 // rollout sets readyNodes and endpoints and describes the roll, a role being the unit.

@@ -300,7 +300,7 @@ func TestTerminatingNamespaceIsNotAnError(t *testing.T) {
 	// and creating anything new in it is forbidden.
 	g.Expect(env.Client.Delete(ctx, ns)).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: certs.NodeCertificate(ds)}})).To(Succeed())
-	r := &SecuredDatastoreReconciler{Client: env.Client, APIReader: env.Client, Recorder: &countingRecorder{}, Options: testOptions}
+	r := &SecuredDatastoreReconciler{Client: env.Client, APIReader: env.Client, Recorder: &countingRecorder{}, Options: testOptions, certManager: true}
 	g.Eventually(func(g Gomega) {
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)})
 		g.Expect(err).NotTo(HaveOccurred())

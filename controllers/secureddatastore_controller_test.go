@@ -232,7 +232,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		},
 	})
 	rec := &countingRecorder{}
-	r := &SecuredDatastoreReconciler{Client: c, APIReader: c, Recorder: rec, Options: testOptions}
+	r := &SecuredDatastoreReconciler{Client: c, APIReader: c, Recorder: rec, Options: testOptions, certManager: true}
 	for range 3 {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)}); err != nil {
 			t.Fatal(err)

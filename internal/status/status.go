@@ -5,6 +5,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -37,6 +38,9 @@ type Rollout struct {
 	AtTarget bool
 	// Serving is Ready's message when everything is up, in the engine's words.
 	Serving string
+	// Problems that waiting will not fix (PodProblems); they end Ready's and Progressing's
+	// messages so that a stuck datastore says why.
+	Problems []string
 }
 
 // Converged: the effective profile runs on every unit's template.
@@ -82,6 +86,13 @@ func Compute(prevReady *metav1.Condition, r Rollout) Conditions {
 		c.Ready = notReady(v1alpha1.ReasonDegraded, "%d of %d %s ready%s", r.Ready, r.Desired, r.Unit, waitingFor)
 	default:
 		c.Ready = notReady(v1alpha1.ReasonUpdating, "%d of %d %s ready; see Progressing", r.Ready, r.Desired, r.Unit)
+	}
+	if len(r.Problems) > 0 && c.Ready.Status != metav1.ConditionTrue {
+		problems := "; " + strings.Join(r.Problems, "; ")
+		c.Ready.Message += problems
+		if c.Progressing.Status == metav1.ConditionTrue {
+			c.Progressing.Message += problems
+		}
 	}
 	return c
 }
@@ -148,4 +159,37 @@ func SetUpdated(sts *appsv1.StatefulSet) bool {
 // SetReady: every replica runs the current template and is ready; a roll may move on.
 func SetReady(sts *appsv1.StatefulSet) bool {
 	return SetUpdated(sts) && sts.Status.ReadyReplicas == *sts.Spec.Replicas
+}
+
+// waitingProblems are the container waiting reasons that do not go away by waiting.
+var waitingProblems = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "CrashLoopBackOff": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+}
+
+// PodProblems says what keeps pods from running that waiting will not fix: a pod the scheduler
+// cannot place, an image that cannot be pulled, a container that crashes again and again or
+// was killed at its memory limit. One sentence each, for Ready's message and an event.
+func PodProblems(pods []corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				out = append(out, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, c.Message))
+			}
+		}
+		for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+			if w := c.State.Waiting; w != nil && waitingProblems[w.Reason] {
+				msg := fmt.Sprintf("pod %s container %s: %s", p.Name, c.Name, w.Reason)
+				if w.Message != "" {
+					msg += ": " + w.Message
+				}
+				out = append(out, msg)
+			}
+			if t := c.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" {
+				out = append(out, fmt.Sprintf("pod %s container %s was killed at its memory limit (OOMKilled); raise the limit or lower the heap", p.Name, c.Name))
+			}
+		}
+	}
+	return out
 }

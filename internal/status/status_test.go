@@ -1,9 +1,11 @@
 package status
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -121,3 +123,41 @@ func TestPhase(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestPodProblems(t *testing.T) {
+	waiting := func(reason, msg string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "cassandra", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
+	}
+	pod := func(name string, conds []corev1.PodCondition, containers ...corev1.ContainerStatus) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Conditions: conds, ContainerStatuses: containers}}
+	}
+	tests := map[string]struct {
+		pod  corev1.Pod
+		want []string
+	}{
+		"starting is no problem": {pod("ds-0", nil, waiting("ContainerCreating", "")), nil},
+		"an image that cannot be pulled": {pod("ds-0", nil, waiting("ImagePullBackOff", `Back-off pulling image "x"`)),
+			[]string{`pod ds-0 container cassandra: ImagePullBackOff: Back-off pulling image "x"`}},
+		"a crash loop": {pod("ds-1", nil, waiting("CrashLoopBackOff", "")), []string{"pod ds-1 container cassandra: CrashLoopBackOff"}},
+		"unschedulable": {pod("ds-2", []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity"}}),
+			[]string{"pod ds-2 cannot be scheduled: 0/4 nodes are available: 4 node(s) didn't match Pod's node affinity"}},
+		"killed at its memory limit": {pod("ds-0", nil, corev1.ContainerStatus{Name: "cassandra",
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}),
+			[]string{"pod ds-0 container cassandra was killed at its memory limit (OOMKilled); raise the limit or lower the heap"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := PodProblems([]corev1.Pod{tc.pod}); !slices.Equal(got, tc.want) {
+				t.Errorf("PodProblems = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	c := Compute(nil, Rollout{Unit: "nodes", Desired: 3, Problems: []string{"pod ds-0 container cassandra: ImagePullBackOff"}})
+	if !strings.HasSuffix(c.Ready.Message, "; pod ds-0 container cassandra: ImagePullBackOff") || !strings.HasSuffix(c.Progressing.Message, "ImagePullBackOff") {
+		t.Errorf("the problem is not in the conditions: %q, %q", c.Ready.Message, c.Progressing.Message)
+	}
+	if c.Ready.Reason != v1alpha1.ReasonProvisioning {
+		t.Errorf("Ready reason %s; a problem keeps the phase", c.Ready.Reason)
+	}
+}
