@@ -20,8 +20,15 @@ const (
 	recordHandshake = 22
 	recordAlert     = 21
 
-	typeClientHello = 1
-	typeServerHello = 2
+	typeClientHello        = 1
+	typeServerHello        = 2
+	typeCertificate        = 11
+	typeCertificateRequest = 13
+	typeServerHelloDone    = 14
+
+	alertHandshakeFailure    = 40
+	alertBadCertificate      = 42
+	alertCertificateRequired = 116
 
 	extServerName          = 0
 	extSupportedGroups     = 10
@@ -160,45 +167,62 @@ var errNotTLS = errors.New("the peer does not speak TLS")
 // maxHandshake bounds what we read from a server we do not trust.
 const maxHandshake = 1 << 16
 
-// readServerHello reads records until it has a whole first handshake message and parses it
-// as a ServerHello, or returns the alert the server sent.
+// readServerHello reads the server's first handshake message and parses it as a ServerHello,
+// or returns the alert the server sent.
 func readServerHello(r io.Reader) (ServerHello, error) {
-	var msg []byte
+	typ, body, err := (&handshakeReader{r: r}).next()
+	if err != nil {
+		return ServerHello{}, err
+	}
+	if typ != typeServerHello {
+		return ServerHello{}, fmt.Errorf("expected ServerHello, got handshake type %d", typ)
+	}
+	return ParseServerHello(body)
+}
+
+// handshakeReader reads the plaintext handshake messages of a server's first flight, however
+// they are split into records.
+type handshakeReader struct {
+	r   io.Reader
+	buf []byte
+}
+
+// next returns the next whole handshake message, or the alert the server sent instead.
+func (h *handshakeReader) next() (typ byte, body []byte, err error) {
 	for {
-		var hdr [5]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return ServerHello{}, err
+		if len(h.buf) >= 4 {
+			n := int(h.buf[1])<<16 | int(h.buf[2])<<8 | int(h.buf[3])
+			if n > maxHandshake {
+				return 0, nil, errors.New("handshake message too large")
+			}
+			if len(h.buf) >= 4+n {
+				typ, body = h.buf[0], h.buf[4:4+n]
+				h.buf = h.buf[4+n:]
+				return typ, body, nil
+			}
 		}
-		typ, length := hdr[0], int(binary.BigEndian.Uint16(hdr[3:]))
+		var hdr [5]byte
+		if _, err := io.ReadFull(h.r, hdr[:]); err != nil {
+			return 0, nil, err
+		}
+		rtyp, length := hdr[0], int(binary.BigEndian.Uint16(hdr[3:]))
 		if hdr[1] != 3 || length > 1<<14+2048 {
-			return ServerHello{}, errNotTLS
+			return 0, nil, errNotTLS
 		}
 		payload := make([]byte, length)
-		if _, err := io.ReadFull(r, payload); err != nil {
-			return ServerHello{}, err
+		if _, err := io.ReadFull(h.r, payload); err != nil {
+			return 0, nil, err
 		}
-		switch typ {
+		switch rtyp {
 		case recordAlert:
 			if len(payload) < 2 {
-				return ServerHello{}, errNotTLS
+				return 0, nil, errNotTLS
 			}
-			return ServerHello{}, &AlertError{Level: payload[0], Description: payload[1]}
+			return 0, nil, &AlertError{Level: payload[0], Description: payload[1]}
 		case recordHandshake:
-			msg = append(msg, payload...)
+			h.buf = append(h.buf, payload...)
 		default:
-			return ServerHello{}, errNotTLS
-		}
-		if len(msg) > maxHandshake {
-			return ServerHello{}, errors.New("handshake message too large")
-		}
-		if len(msg) >= 4 {
-			n := int(msg[1])<<16 | int(msg[2])<<8 | int(msg[3])
-			if len(msg) >= 4+n {
-				if msg[0] != typeServerHello {
-					return ServerHello{}, fmt.Errorf("expected ServerHello, got handshake type %d", msg[0])
-				}
-				return ParseServerHello(msg[4 : 4+n])
-			}
+			return 0, nil, errNotTLS
 		}
 	}
 }

@@ -6,13 +6,10 @@ package probe
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -81,8 +78,8 @@ type Result struct {
 	Versions []uint16
 	// Suites accepted, by IANA code point, per version.
 	Suites map[uint16][]uint16
-	// ClientAuthRequired is set when a handshake without a client certificate was refused (nil
-	// when no full handshake was possible).
+	// ClientAuthRequired says whether the server refuses a client without a certificate; nil
+	// when neither a full handshake nor a TLS 1.2 first flight could tell.
 	ClientAuthRequired *bool
 	// Certificate presented in a full handshake, when one was possible.
 	Certificate *Certificate
@@ -194,6 +191,14 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 	if len(res.Versions) > 0 {
 		res.Certificate, res.ClientAuthRequired = p.fullHandshake(ctx, res.Versions[len(res.Versions)-1])
 	}
+	if tls12 := res.Suites[crypto.VersionTLS12]; res.ClientAuthRequired == nil && len(tls12) > 0 {
+		// crypto/tls could not finish a handshake (a DHE suite, say): the first flight tells.
+		cert, required := p.clientAuthTLS12(ctx, tls12[0])
+		res.ClientAuthRequired = required
+		if res.Certificate == nil {
+			res.Certificate = cert
+		}
+	}
 	res.Duration = time.Since(start)
 	return res, nil
 }
@@ -230,61 +235,6 @@ func (p *prober) accepts(ctx context.Context, version, suite uint16) bool {
 	}
 	sh, err := readServerHello(conn)
 	return err == nil && sh.CipherSuite == suite && sh.Version == version
-}
-
-// fullHandshake completes a handshake with crypto/tls (no client certificate) to read the
-// certificate and learn whether the server insists on a client certificate.
-func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificate, *bool) {
-	if version < tls.VersionTLS12 {
-		version = tls.VersionTLS12
-	}
-	conn, err := p.dial(ctx)
-	if err != nil {
-		return nil, nil
-	}
-	defer conn.Close()
-	var requested bool
-	cfg := &tls.Config{
-		ServerName:         p.opts.ServerName,
-		InsecureSkipVerify: true, //nolint:gosec // we report the certificate; we do not trust it
-		MinVersion:         version,
-		MaxVersion:         version,
-		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			requested = true
-			return &tls.Certificate{}, nil
-		},
-	}
-	tc := tls.Client(conn, cfg)
-	err = tc.HandshakeContext(ctx)
-	var cert *Certificate
-	if err == nil {
-		if peers := tc.ConnectionState().PeerCertificates; len(peers) > 0 {
-			cert = summarize(peers[0])
-		}
-		// In TLS 1.3 the server judges our (empty) certificate after the client finished:
-		// its verdict arrives as an alert on the first read.
-		_ = tc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-		_, err = tc.Read(make([]byte, 1))
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = nil
-		}
-	}
-	switch {
-	case err == nil:
-		required := false
-		return cert, &required
-	case requested && strings.Contains(err.Error(), "remote error: tls:"):
-		// The server asked for a certificate and refused the handshake without one (crypto/tls
-		// reports received alerts only as text).
-		required := true
-		return cert, &required
-	}
-	return cert, nil
-}
-
-func summarize(c *x509.Certificate) *Certificate {
-	return &Certificate{Subject: c.Subject.String(), Issuer: c.Issuer.String(), DNSNames: c.DNSNames, NotAfter: c.NotAfter, Serial: c.SerialNumber.String()}
 }
 
 // cqlPlaintext sends a CQL v4 OPTIONS frame; a server that accepts plaintext answers SUPPORTED.

@@ -164,6 +164,38 @@ func TestScanSeesSuitesGoDoesNotKnow(t *testing.T) {
 	}
 }
 
+// A DHE suite (crypto/tls cannot finish the handshake) on a real OpenSSL server: whether a
+// client certificate is required, merely requested or not asked for must still be told apart,
+// from the first flight and the server's answer to an empty Certificate message.
+func TestScanTellsClientAuthWhereGoCannotHandshake(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{"required", []string{"-Verify", "1"}, true},
+		{"requested", []string{"-verify", "1"}, false},
+		{"not asked", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := opensslServer(t, append([]string{"-tls1_2", "-cipher", "DHE-RSA-AES128-SHA"}, tc.args...)...)
+			res, err := Scan(context.Background(), addr, Options{Versions: []uint16{crypto.VersionTLS12}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.SuiteNames(); !reflect.DeepEqual(got, []string{"TLS_DHE_RSA_WITH_AES_128_CBC_SHA"}) {
+				t.Fatalf("suites %v", got)
+			}
+			if res.ClientAuthRequired == nil || *res.ClientAuthRequired != tc.want {
+				t.Errorf("client auth required = %v, want %v", res.ClientAuthRequired, tc.want)
+			}
+			if res.Certificate == nil || res.Certificate.DNSNames[0] != "probe.test" {
+				t.Errorf("certificate %+v, want the server's (probe.test)", res.Certificate)
+			}
+		})
+	}
+}
+
 func TestScanUnreachable(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()

@@ -1,0 +1,149 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"secured.dev/operator/internal/crypto"
+)
+
+// fullHandshake completes a handshake with crypto/tls (no client certificate) to read the
+// certificate and learn whether the server insists on a client certificate.
+func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificate, *bool) {
+	if version < tls.VersionTLS12 {
+		version = tls.VersionTLS12
+	}
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	defer conn.Close()
+	var requested bool
+	cfg := &tls.Config{
+		ServerName:         p.opts.ServerName,
+		InsecureSkipVerify: true, //nolint:gosec // we report the certificate; we do not trust it
+		MinVersion:         version,
+		MaxVersion:         version,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			requested = true
+			return &tls.Certificate{}, nil
+		},
+	}
+	tc := tls.Client(conn, cfg)
+	err = tc.HandshakeContext(ctx)
+	var cert *Certificate
+	if err == nil {
+		if peers := tc.ConnectionState().PeerCertificates; len(peers) > 0 {
+			cert = summarize(peers[0])
+		}
+		// In TLS 1.3 the server judges our (empty) certificate after the client finished:
+		// its verdict arrives as an alert on the first read.
+		_ = tc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err = tc.Read(make([]byte, 1))
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = nil
+		}
+	}
+	switch {
+	case err == nil:
+		return cert, ptr(false)
+	case requested && strings.Contains(err.Error(), "remote error: tls:"):
+		// The server asked for a certificate and refused the handshake without one (crypto/tls
+		// reports received alerts only as text).
+		return cert, ptr(true)
+	}
+	return cert, nil
+}
+
+func summarize(c *x509.Certificate) *Certificate {
+	return &Certificate{Subject: c.Subject.String(), Issuer: c.Issuer.String(), DNSNames: c.DNSNames, NotAfter: c.NotAfter, Serial: c.SerialNumber.String()}
+}
+
+// clientAuthTLS12 learns whether a TLS 1.2 server insists on a client certificate without
+// finishing the handshake, for the suites crypto/tls does not implement (DHE, which the JDK
+// profiles use). The server's first flight says whether it asks for a certificate at all; if it
+// does, we answer with an empty Certificate message and nothing else. A server that requires a
+// certificate refuses that message at once with an alert; one that merely requests a
+// certificate accepts it and waits, silent, for our key exchange.
+func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) (*Certificate, *bool) {
+	hello, err := clientHello(p.opts.ServerName, crypto.VersionTLS12, []uint16{suite})
+	if err != nil {
+		return nil, nil
+	}
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	defer conn.Close()
+	if _, err := conn.Write(hello); err != nil {
+		return nil, nil
+	}
+	h := &handshakeReader{r: conn}
+	var cert *Certificate
+	requested := false
+	for done := false; !done; {
+		typ, body, err := h.next()
+		if err != nil {
+			return cert, nil
+		}
+		switch typ {
+		case typeCertificate:
+			cert = leafOf(body)
+		case typeCertificateRequest:
+			requested = true
+		case typeServerHelloDone:
+			done = true
+		}
+	}
+	if !requested {
+		return cert, ptr(false) // a server that does not ask for a certificate cannot insist on one
+	}
+	// handshake Certificate with an empty certificate_list, in one TLS 1.2 record
+	empty := []byte{recordHandshake, 3, 3, 0, 7, typeCertificate, 0, 0, 3, 0, 0, 0}
+	if _, err := conn.Write(empty); err != nil {
+		return cert, nil
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(p.opts.Timeout / 2))
+	_, _, err = h.next()
+	var alert *AlertError
+	var ne net.Error
+	switch {
+	case errors.As(err, &alert) && refusesMissingCertificate(alert.Description):
+		return cert, ptr(true)
+	case errors.As(err, &ne) && ne.Timeout():
+		return cert, ptr(false)
+	}
+	return cert, nil
+}
+
+// refusesMissingCertificate: the alerts a server sends when a client offers no certificate and
+// one is required (JDK and crypto/tls: bad_certificate; OpenSSL before TLS 1.3:
+// handshake_failure; TLS 1.3: certificate_required).
+func refusesMissingCertificate(description byte) bool {
+	return description == alertBadCertificate || description == alertHandshakeFailure || description == alertCertificateRequired
+}
+
+// leafOf summarises the first certificate of a TLS 1.2 Certificate message, nil if it does not
+// parse.
+func leafOf(body []byte) *Certificate {
+	if len(body) < 6 {
+		return nil
+	}
+	n := int(body[3])<<16 | int(body[4])<<8 | int(body[5])
+	if len(body) < 6+n {
+		return nil
+	}
+	c, err := x509.ParseCertificate(body[6 : 6+n])
+	if err != nil {
+		return nil
+	}
+	return summarize(c)
+}
+
+func ptr[T any](v T) *T { return &v }
