@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"sync"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
@@ -43,6 +46,9 @@ type SecuredDatastoreReconciler struct {
 	// certManager: the cluster serves cert-manager's API (found when the reconciler is set up).
 	// Without it plaintext datastores work and TLS ones say what is missing.
 	certManager bool
+	// probes scans endpoints off the reconcile path (SetupWithManager starts it).
+	probes     *probePool
+	probesOnce sync.Once
 }
 
 // Options are the operator-wide settings the reconcilers need (command-line flags).
@@ -61,6 +67,9 @@ type Options struct {
 	VPNImage string
 	// K6Image runs the benchmark clients of Cassandra; YCSBHBaseImage those of HBase.
 	K6Image, YCSBHBaseImage string
+	// ProbeWorkers scan endpoints in parallel, off the reconcile path; 0 means
+	// DefaultProbeWorkers.
+	ProbeWorkers int
 	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
 	// spec.prometheus.remoteWriteURL; empty publishes nothing.
 	PrometheusRemoteWriteURL string
@@ -94,6 +103,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(req.Namespace, req.Name)
+			r.pool().forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -208,6 +218,10 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 		return err
 	}
 	r.certManager = installed
+	r.probes = newProbePool(r.Prober, cmp.Or(r.Options.ProbeWorkers, DefaultProbeWorkers), DefaultProbeDeadline)
+	if err := mgr.Add(r.probes); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Spec changes, and the rotate-keytabs annotation (metadata: no new generation).
 		For(&v1alpha1.SecuredDatastore{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, rotationRequested))).
@@ -219,6 +233,7 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 		mgr.GetLogger().Info("cert-manager's API (cert-manager.io/v1) is not served: TLS datastores wait for it; install cert-manager and restart the operator")
 	}
 	return b.
+		WatchesRawSource(source.Channel(r.probes.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(datastoreOfPod)).
 		Watches(&v1alpha1.EncryptionProfile{}, handler.EnqueueRequestsFromMapFunc(r.datastoresUsingProfile),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -226,6 +241,17 @@ func (r *SecuredDatastoreReconciler) SetupWithManager(ctx context.Context, mgr c
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Named("secureddatastore").
 		Complete(r)
+}
+
+// pool is the probe pool; a reconciler built without a manager (in tests) starts its own.
+func (r *SecuredDatastoreReconciler) pool() *probePool {
+	r.probesOnce.Do(func() {
+		if r.probes == nil {
+			r.probes = newProbePool(r.Prober, DefaultProbeWorkers, DefaultProbeDeadline)
+			go func() { _ = r.probes.Start(context.Background()) }()
+		}
+	})
+	return r.probes
 }
 
 // servesCertManager asks the API server whether cert-manager's Certificate kind exists.

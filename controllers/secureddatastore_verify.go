@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -53,19 +54,23 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	prober := r.Prober
-	if prober == nil {
-		prober = scanFunc(probe.Scan)
+	batch := r.pool().collect(ds, endpoints)
+	if batch == nil {
+		// Under way in the probe pool, which wakes this datastore when it is done; the requeue
+		// is a safety net only.
+		if c := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified); c == nil || c.Status == metav1.ConditionUnknown {
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionEncryptionVerified, metav1.ConditionUnknown, v1alpha1.ReasonProbePending,
+				fmt.Sprintf("probing %d endpoints", len(endpoints)))
+		}
+		return ctrl.Result{RequeueAfter: r.pool().deadline + 10*time.Second}, nil
 	}
-	now := metav1.Now()
 	var observed []v1alpha1.ObservedChannel
 	var problems []string
 	worst := v1alpha1.ReasonVerified
 	failing := map[string]bool{}
-	for _, e := range endpoints {
-		res, err := prober.Scan(ctx, e.Address, e.Options)
-		probeDuration.WithLabelValues(e.Channel).Observe(res.Duration.Seconds())
-		observed = append(observed, verify.Observation(e, res, err, now))
+	for i, e := range endpoints {
+		res, err := batch.results[i].res, batch.results[i].err
+		observed = append(observed, verify.Observation(e, res, err, batch.at))
 		f := verify.Compare(e.Want, res, err)
 		if e.Tunnelled {
 			f = verify.Tunnelled(res, err)

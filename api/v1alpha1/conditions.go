@@ -84,7 +84,8 @@ const (
 // Reasons of EncryptionVerified. For False, most severe first: when endpoints differ in
 // several ways, the most severe is the reason.
 const (
-	// ReasonProbePending: Unknown until every node runs the effective profile.
+	// ReasonProbePending: Unknown until every node runs the effective profile, and while the
+	// first scan of its endpoints is under way.
 	ReasonProbePending = "Pending"
 	// ReasonNoEndpoints: Unknown while no node is ready to be probed.
 	ReasonNoEndpoints       = "NoEndpoints"
