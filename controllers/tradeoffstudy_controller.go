@@ -83,7 +83,7 @@ func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		},
 	}
 	return p.reconcile(ctx, r.Client, st, func(ctx context.Context) (ctrl.Result, error) {
-		return runPhases(ctx, s, r.begin, r.plan, r.cancel, r.provision, r.run, r.succeed)
+		return runPhases(ctx, s, r.begin, r.plan, r.cancel, r.provision, r.run, r.extend, r.succeed)
 	})
 }
 
@@ -156,7 +156,8 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (ctrl
 		}
 	}
 	st.Cells = study.Cells(studyObj.Name, &studyObj.Spec, profiles)
-	st.Schedule = study.Schedule(st.Cells, study.Repetitions(&studyObj.Spec), *st.Seed)
+	st.Rounds = int32(study.Repetitions(&studyObj.Spec))
+	st.Schedule = study.Schedule(st.Cells, int(st.Rounds), *st.Seed)
 	st.NextRun, st.Phase = 0, v1alpha1.StudyRunning
 	pruned := len(st.Cells) - countCells(st.Cells, func(c *v1alpha1.StudyCell) bool { return c.State != v1alpha1.CellPruned })
 	msg := fmt.Sprintf("%d cells (%d pruned by the constraints), %d repetitions in randomized interleaved order, seed %d",
@@ -232,7 +233,8 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 			st.NextRun++ // a failed cell's remaining repetitions are skipped
 			continue
 		}
-		want := study.Benchmark(s.study, cell, study.Repetition(st.Schedule, int(st.NextRun)))
+		k := study.Repetition(st.Schedule, int(st.NextRun))
+		want := study.Benchmark(s.study, cell, k)
 		var b v1alpha1.DatastoreBenchmark
 		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &b); {
 		case apierrors.IsNotFound(err):
@@ -251,7 +253,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
-			if run, ok := study.Run(&b); ok {
+			if run, ok := study.Run(&b, k+1); ok { // every round runs each cell once: its k-th run is round k+1
 				cell.Runs = append(cell.Runs, run)
 			}
 			if countScheduled(st.Schedule, cell.Name) == len(cell.Runs) {
@@ -267,6 +269,30 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		st.NextRun++
 	}
 	return ctrl.Result{}, nil
+}
+
+// extend adds a round once every scheduled one ran, when spec.precision asks for it: the
+// seeded schedule grows by one round (the rounds that ran stay as they were) and the cells
+// measured so far are measured again; their datastores are still up.
+func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl.Result, error) {
+	st := &s.study.Status
+	rounds := int(st.Rounds)
+	if rounds == 0 {
+		rounds = study.Repetitions(&s.study.Spec) // planned before status.rounds existed
+	}
+	add, why := study.AddRound(study.Analyze(s.study.Name, &s.study.Spec, *st.Seed, st.Cells), rounds)
+	if !add {
+		return ctrl.Result{}, nil
+	}
+	st.Rounds = int32(rounds + 1)
+	st.Schedule = study.Schedule(st.Cells, rounds+1, *st.Seed)
+	for i := range st.Cells {
+		if st.Cells[i].State == v1alpha1.CellDone {
+			st.Cells[i].State = v1alpha1.CellMeasuring
+		}
+	}
+	r.Recorder.Eventf(s.study, nil, "Normal", v1alpha1.ReasonRoundAdded, "Extend", "%s", why)
+	return ctrl.Result{RequeueAfter: time.Second}, errPhaseBlocked // the next pass runs the new round
 }
 
 // startRepetition creates the benchmark of status.nextRun, but only from the API server's

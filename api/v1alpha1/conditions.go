@@ -118,4 +118,6 @@ const (
 const (
 	ReasonPlanned   = "Planned"
 	ReasonCancelled = "Cancelled"
+	// ReasonRoundAdded (an event): spec.precision added a round to the schedule.
+	ReasonRoundAdded = "RoundAdded"
 )

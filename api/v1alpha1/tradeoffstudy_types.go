@@ -111,6 +111,25 @@ type StudyDecision struct {
 	PreferenceOrder []string `json:"preferenceOrder,omitempty"`
 }
 
+// StudyPrecision is a study's stopping rule: precision, not a number of rounds fixed in
+// advance, decides when the measuring ends.
+type StudyPrecision struct {
+	// halfWidthPercent: the target half-width of every compared cell's 95% overhead interval,
+	// in percentage points. Defaults to 5.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	HalfWidthPercent int32 `json:"halfWidthPercent,omitempty"`
+	// maxRounds: the study adds no round beyond this one, precise or not; the report says which
+	// cells missed the target. Defaults to 20.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	MaxRounds int32 `json:"maxRounds,omitempty"`
+}
+
 // StudyCost turns overhead into money: the extra nodes needed to restore baseline throughput.
 type StudyCost struct {
 	// pricePerNodeHour of one datastore node, e.g. "0.192".
@@ -124,7 +143,8 @@ type StudyCost struct {
 // TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
 // and decision rule. Only paused and cancel can change after creation: the cells, the seeded
 // order and every run measured so far belong to the design they were planned from.
-// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.precision.maxRounds) || self.precision.maxRounds >= (has(self.repetitions) ? self.repetitions : 6)",message="spec.precision.maxRounds must be at least spec.repetitions (6 when unset): the study adds rounds after the planned ones, never fewer"
 type TradeoffStudySpec struct {
 	// template of every cell's SecuredDatastore: engine, version, topology and certificates. The
 	// matrix sets the encryption profile, acceleration and cluster size of each cell.
@@ -141,12 +161,20 @@ type TradeoffStudySpec struct {
 	// load each repetition applies: closed loop at full speed, or a fixed rate.
 	// +optional
 	Load Load `json:"load,omitempty"`
-	// repetitions per cell, run in randomized interleaved order across cells so drift on a
-	// shared machine hits every cell alike. Defaults to 5.
+	// repetitions per cell, run in randomized interleaved order across cells: each round runs
+	// every cell once, and the analysis compares a cell with the baseline round by round, so
+	// drift on a shared machine cancels. Fewer than 6 rounds can never show a significant
+	// difference. Defaults to 6.
 	// +optional
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=100
 	Repetitions *int32 `json:"repetitions,omitempty"`
+	// precision makes the number of rounds follow the evidence: after the planned repetitions,
+	// the study adds one round at a time until every compared cell's 95% overhead interval is
+	// at most halfWidthPercent points either side of its estimate, or maxRounds is reached.
+	// Without it the study runs exactly repetitions rounds.
+	// +optional
+	Precision *StudyPrecision `json:"precision,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the
 	// benchmark's 30s.
 	// +optional
@@ -247,6 +275,10 @@ type StudyCell struct {
 type StudyRun struct {
 	// benchmark that measured it.
 	Benchmark string `json:"benchmark"`
+	// round of the schedule the repetition ran in, from 1: the analysis pairs it with the
+	// baseline's run of the same round. Absent in runs recorded before rounds were.
+	// +optional
+	Round int32 `json:"round,omitempty"`
 	// throughputOpsPerSec of the repetition.
 	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec"`
 	// p99Micros of the slowest operation type.
@@ -310,6 +342,9 @@ type TradeoffStudyStatus struct {
 	// nextRun: index into schedule of the next repetition.
 	// +optional
 	NextRun int32 `json:"nextRun,omitempty"`
+	// rounds in the schedule: spec.repetitions, plus those spec.precision added.
+	// +optional
+	Rounds int32 `json:"rounds,omitempty"`
 	// paretoFrontier: cells not dominated in (rank, throughput).
 	// +optional
 	// +listType=set

@@ -25,18 +25,39 @@ type Comparison struct {
 	// CI of Overhead, when the repetitions suffice for Level.
 	CI    Interval `json:"ci"`
 	HasCI bool     `json:"hasCI"`
-	Test  UTest    `json:"test"`
+	// Test is the signed-rank test of the paired log ratios when Paired, otherwise the
+	// Mann-Whitney U test of the two samples' log throughputs.
+	Test Test `json:"test"`
+	// Paired: the estimate, interval and test come from Pairs runs paired by round.
+	Paired bool `json:"paired"`
+	Pairs  int  `json:"pairs,omitempty"`
 	// Significant: P < Alpha.
 	Significant bool `json:"significant"`
 	// Meaningful: significant and |Overhead| ≥ MeaningfulOverhead.
 	Meaningful bool `json:"meaningful"`
 }
 
-// Compare measures cell throughputs against baseline throughputs (both positive).
+// Compare measures cell throughputs against baseline throughputs (both positive), as two
+// independent samples.
 func Compare(baseline, cell []float64) Comparison {
 	lc, lb := logs(cell), logs(baseline)
-	shift := HodgesLehmann(lc, lb, Level)
-	c := Comparison{Overhead: 1 - math.Exp(shift.Estimate), Test: MannWhitney(lc, lb)}
+	return conclude(Comparison{Test: MannWhitney(lc, lb)}, HodgesLehmann(lc, lb, Level))
+}
+
+// ComparePaired measures cell throughputs against baseline throughputs (both positive) run in
+// the same rounds: cell[i] and baseline[i] ran in round i. Drift from round to round cancels
+// in each pair's log ratio.
+func ComparePaired(baseline, cell []float64) Comparison {
+	d := make([]float64, len(cell))
+	for i := range cell {
+		d[i] = math.Log(cell[i]) - math.Log(baseline[i])
+	}
+	return conclude(Comparison{Test: SignedRank(d), Paired: true, Pairs: len(d)}, PairedShift(d, Level))
+}
+
+// conclude completes a comparison from the shift of log throughput and the test.
+func conclude(c Comparison, shift Shift) Comparison {
+	c.Overhead = 1 - math.Exp(shift.Estimate)
 	if shift.HasCI {
 		// A larger shift is a smaller overhead: the bounds swap.
 		c.CI = Interval{Low: 1 - math.Exp(shift.CI.High), High: 1 - math.Exp(shift.CI.Low), Level: shift.CI.Level}

@@ -9,14 +9,16 @@ import (
 // use the normal approximation, which is accurate well before that size.
 const exactLimit = 2500
 
-// UTest is the outcome of a two-sided Mann-Whitney U test.
-type UTest struct {
-	// U of the first sample: the number of (x, y) pairs with x > y, ties counting one half.
-	U float64 `json:"u"`
+// Test is the outcome of a two-sided rank test.
+type Test struct {
+	// Statistic: for Mann-Whitney, U of the first sample (the number of (x, y) pairs with
+	// x > y, ties counting one half); for the signed-rank test, W+ (the sum of the ranks of the
+	// positive differences).
+	Statistic float64 `json:"statistic"`
 	// P is the two-sided p-value.
 	P float64 `json:"p"`
 	// Exact: P comes from the exact null distribution (no ties, small samples); otherwise
-	// from the normal approximation with tie and continuity corrections.
+	// from the normal approximation with tie correction.
 	Exact bool `json:"exact"`
 }
 
@@ -24,10 +26,10 @@ type UTest struct {
 // over a t-test because repetitions are few and throughput on a shared machine is skewed by
 // outliers; it needs at least 4 runs per side to ever reach p < 0.05 (3 vs 3 gives 0.1 at
 // best), which the report says when it applies.
-func MannWhitney(x, y []float64) UTest {
+func MannWhitney(x, y []float64) Test {
 	m, n := len(x), len(y)
 	if m == 0 || n == 0 {
-		return UTest{P: math.NaN()}
+		return Test{P: math.NaN()}
 	}
 	ranks, ties := midranks(append(slices.Clone(x), y...))
 	sum := 0.0
@@ -37,14 +39,14 @@ func MannWhitney(x, y []float64) UTest {
 	u := sum - float64(m*(m+1))/2
 	low := math.Min(u, float64(m*n)-u)
 	if ties == 0 && m*n <= exactLimit {
-		return UTest{U: u, P: math.Min(1, 2*exactCDF(m, n)[int(math.Round(low))]), Exact: true}
+		return Test{Statistic: u, P: math.Min(1, 2*exactCDF(m, n)[int(math.Round(low))]), Exact: true}
 	}
 	sigma := uSigma(m, n, ties)
 	if sigma == 0 {
-		return UTest{U: u, P: 1} // every value equal: nothing to tell apart
+		return Test{Statistic: u, P: 1} // every value equal: nothing to tell apart
 	}
 	z := (float64(m*n) - low - float64(m*n)/2 - 0.5) / sigma
-	return UTest{U: u, P: math.Min(1, math.Erfc(z/math.Sqrt2))}
+	return Test{Statistic: u, P: math.Min(1, math.Erfc(z/math.Sqrt2))}
 }
 
 // Shift is the Hodges-Lehmann estimate of how far x lies above y (the median of all pairwise

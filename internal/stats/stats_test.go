@@ -32,6 +32,19 @@ type reference struct {
 		Estimate float64   `json:"estimate"`
 		CI       *Interval `json:"ci"`
 	} `json:"hodgesLehmann"`
+	SignedRank []struct {
+		Name  string    `json:"name"`
+		D     []float64 `json:"d"`
+		WPlus float64   `json:"wPlus"`
+		P     float64   `json:"p"`
+		Exact bool      `json:"exact"`
+	} `json:"signedRank"`
+	PairedShift []struct {
+		Name     string    `json:"name"`
+		D        []float64 `json:"d"`
+		Estimate float64   `json:"estimate"`
+		CI       *Interval `json:"ci"`
+	} `json:"pairedShift"`
 }
 
 func load(t *testing.T) reference {
@@ -73,8 +86,8 @@ func TestMedianAndItsIntervalMatchReference(t *testing.T) {
 func TestMannWhitneyMatchesSciPy(t *testing.T) {
 	for _, c := range load(t).MannWhitney {
 		got := MannWhitney(c.X, c.Y)
-		if !near(got.U, c.U) && !near(float64(len(c.X)*len(c.Y))-got.U, c.U) {
-			t.Errorf("%s: U %v, SciPy %v", c.Name, got.U, c.U)
+		if !near(got.Statistic, c.U) && !near(float64(len(c.X)*len(c.Y))-got.Statistic, c.U) {
+			t.Errorf("%s: U %v, SciPy %v", c.Name, got.Statistic, c.U)
 		}
 		if math.Abs(got.P-c.P) > 1e-9 || got.Exact != c.Exact {
 			t.Errorf("%s: p %v (exact %v), SciPy %v (exact %v)", c.Name, got.P, got.Exact, c.P, c.Exact)
@@ -91,6 +104,61 @@ func TestHodgesLehmannMatchesEnumeration(t *testing.T) {
 		if !sameInterval(got.CI, got.HasCI, c.CI) {
 			t.Errorf("%s: interval %+v (ok %v), reference %+v", c.Name, got.CI, got.HasCI, c.CI)
 		}
+	}
+}
+
+func TestSignedRankMatchesSciPy(t *testing.T) {
+	ref := load(t).SignedRank
+	if len(ref) == 0 {
+		t.Fatal("no signed-rank reference values")
+	}
+	for _, c := range ref {
+		got := SignedRank(c.D)
+		if !near(got.Statistic, c.WPlus) {
+			t.Errorf("%s: W+ %v, reference %v", c.Name, got.Statistic, c.WPlus)
+		}
+		if !near(got.P, c.P) || got.Exact != c.Exact {
+			t.Errorf("%s: p %v (exact %v), SciPy %v (exact %v)", c.Name, got.P, got.Exact, c.P, c.Exact)
+		}
+	}
+}
+
+func TestPairedShiftMatchesEnumeration(t *testing.T) {
+	ref := load(t).PairedShift
+	if len(ref) == 0 {
+		t.Fatal("no paired-shift reference values")
+	}
+	for _, c := range ref {
+		got := PairedShift(c.D, Level)
+		if !near(got.Estimate, c.Estimate) {
+			t.Errorf("%s: estimate %v, reference %v", c.Name, got.Estimate, c.Estimate)
+		}
+		if !sameInterval(got.CI, got.HasCI, c.CI) {
+			t.Errorf("%s: interval %+v (ok %v), reference %+v", c.Name, got.CI, got.HasCI, c.CI)
+		}
+	}
+}
+
+// Throughput that drifts fourfold over six rounds, each round's cell run 10% (±1%) below the
+// baseline's: the unpaired comparison drowns in the drift, the paired one sees the 10% with an
+// interval of about a point.
+func TestPairingCancelsDrift(t *testing.T) {
+	base := []float64{1500, 2400, 3100, 4000, 4800, 6000}
+	noise := []float64{1.01, 0.99, 1.005, 0.995, 1.0, 1.008}
+	cell := make([]float64, len(base))
+	for i := range base {
+		cell[i] = base[i] * 0.9 * noise[i]
+	}
+	unpaired := Compare(base, cell)
+	if unpaired.Significant || unpaired.CI.High-unpaired.CI.Low < 0.5 {
+		t.Errorf("unpaired under fourfold drift should be inconclusive and wide: %+v", unpaired)
+	}
+	paired := ComparePaired(base, cell)
+	if !paired.Paired || paired.Pairs != 6 || !paired.Significant || !paired.Meaningful || !near(paired.Test.P, 0.03125) {
+		t.Errorf("paired: %+v", paired)
+	}
+	if math.Abs(paired.Overhead-0.1) > 0.005 || !paired.HasCI || paired.CI.Low < 0.08 || paired.CI.High > 0.12 {
+		t.Errorf("paired overhead %.4f, interval %+v: want about 10%% within 8..12%%", paired.Overhead, paired.CI)
 	}
 }
 

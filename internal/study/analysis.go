@@ -27,8 +27,8 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	cells = slices.Clone(cells)
 	rep := Report{
 		Study: name, Engine: string(spec.Template.Engine), Baseline: spec.Matrix.Baseline,
-		Workload: workloadName(spec.Workload), Repetitions: Repetitions(spec), Seed: seed,
-		Method: method,
+		Workload: workloadName(spec.Workload), Repetitions: rounds(spec, cells), Seed: seed,
+		Method: method, Precision: precisionOf(spec),
 	}
 	for i := range cells {
 		c := &cells[i]
@@ -44,8 +44,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 			cr.ClientCPUMicrosPerOp = medianCPU(c)
 		}
 		if base := baselineOf(cells, c, spec.Matrix.Baseline); base != nil && base != c {
-			if b, x := throughputs(base), throughputs(c); len(b) > 0 && len(x) > 0 {
-				cmp := stats.Compare(b, x)
+			if cmp, ok := compare(base, c); ok {
 				c.OverheadPercent = percent(cmp.Overhead)
 				c.PValue = strconv.FormatFloat(cmp.Test.P, 'f', 4, 64)
 				c.Significant, c.Meaningful = ptr.To(cmp.Significant), ptr.To(cmp.Meaningful)
@@ -60,6 +59,9 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 		cr.P99Micros = c.P99Micros
 		rep.Cells = append(rep.Cells, cr)
 	}
+	if rep.Precision != nil {
+		rep.Precision.Imprecise = imprecise(cells, rep.Cells, rep.Precision.TargetHalfWidth)
+	}
 	a := Analysis{Cells: cells}
 	a.ParetoFrontier = frontier(spec, cells)
 	a.Recommendation, rep.Candidates = recommend(spec, cells, rep.Cells)
@@ -73,13 +75,36 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 }
 
 const method = "Throughput per cell: median of the valid repetitions, 95% confidence interval from order statistics " +
-	"(distribution-free; needs 6 repetitions). Overhead: 1 - exp(Hodges-Lehmann shift of log throughput against the " +
-	"baseline of the same acceleration and cluster size), with the 95% interval that inverts the two-sided " +
-	"Mann-Whitney U test (exact without ties). Rank-based because a few runs on a shared machine are neither normal " +
-	"nor free of outliers; the U test needs 4 repetitions per cell to ever reach p < 0.05. Significant: p < 0.05. " +
-	"Meaningful: significant and at least 2% either way. Cost: extra nodes to restore baseline throughput, " +
-	"1/(1 - overhead) - 1, assuming throughput scales linearly with nodes. Repetitions ran in randomized " +
-	"interleaved order (RMIT)."
+	"(distribution-free; needs 6 repetitions). Repetitions ran in randomized interleaved order (RMIT): every round " +
+	"measures every cell once, in a fresh random order. Overhead: 1 - exp(Hodges-Lehmann estimate of the log " +
+	"throughput ratio of the cell's run to the baseline's run of the same round, the baseline of the same " +
+	"acceleration and cluster size), with the 95% interval that inverts the two-sided Wilcoxon signed-rank test " +
+	"(exact without ties). Paired because runs of one round share the machine's state (a neighbour's load, " +
+	"compactions, warm-up), which a shared machine changes from round to round by more than TLS costs; the ratio " +
+	"cancels it. Rank-based because a few runs are neither normal nor free of outliers; the signed-rank test needs 6 " +
+	"rounds to ever reach p < 0.05. Runs without a partner in the same round are left out of the comparison; a cell " +
+	"with no paired round at all is compared unpaired (Hodges-Lehmann shift and Mann-Whitney U test). " +
+	"Significant: p < 0.05. Meaningful: significant and at least 2% either way. Cost: extra nodes to restore " +
+	"baseline throughput, 1/(1 - overhead) - 1, assuming throughput scales linearly with nodes."
+
+// compare measures a cell against its baseline: paired by round over the rounds both ran,
+// unpaired only when no round has both (runs recorded before rounds were).
+func compare(base, c *v1alpha1.StudyCell) (stats.Comparison, bool) {
+	var b, x []float64
+	for _, r := range c.Runs {
+		i := slices.IndexFunc(base.Runs, func(br v1alpha1.StudyRun) bool { return br.Round == r.Round })
+		if r.Round > 0 && i >= 0 {
+			b, x = append(b, float64(base.Runs[i].ThroughputOpsPerSec)), append(x, float64(r.ThroughputOpsPerSec))
+		}
+	}
+	if len(x) > 0 {
+		return stats.ComparePaired(b, x), true
+	}
+	if b, x := throughputs(base), throughputs(c); len(b) > 0 && len(x) > 0 {
+		return stats.Compare(b, x), true
+	}
+	return stats.Comparison{}, false
+}
 
 func clearStatistics(c *v1alpha1.StudyCell) {
 	c.MedianThroughputOpsPerSec, c.ThroughputCI95, c.OverheadPercent, c.OverheadCI95 = 0, "", "", ""

@@ -45,7 +45,7 @@ func TestHTMLReportDrawsItsCharts(t *testing.T) {
 	if n := strings.Count(string(dom), `class="bar recommended"`); n != 2 {
 		t.Errorf("%d recommended bars, want the recommended cell in both charts", n)
 	}
-	if n := strings.Count(string(dom), `class="ci"`); n != 6 {
-		t.Errorf("%d interval whiskers, want one per compared cell", n)
+	if n := strings.Count(string(dom), `class="ci"`); n != 6+8 {
+		t.Errorf("%d interval whiskers, want one per compared cell and one per measured cell", n)
 	}
 }

@@ -86,14 +86,14 @@ func ReportConfigMap(study *v1alpha1.TradeoffStudy, r Report) (*corev1.ConfigMap
 	}, nil
 }
 
-// Run turns a succeeded benchmark's valid run into the cell's record.
-func Run(b *v1alpha1.DatastoreBenchmark) (v1alpha1.StudyRun, bool) {
+// Run turns a succeeded benchmark's valid run into the cell's record of the given round (from 1).
+func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 	for i := len(b.Status.Runs) - 1; i >= 0; i-- {
 		r := b.Status.Runs[i]
 		if r.Phase != v1alpha1.RunSucceeded || r.ThroughputOpsPerSec <= 0 {
 			continue
 		}
-		out := v1alpha1.StudyRun{Benchmark: b.Name, ThroughputOpsPerSec: r.ThroughputOpsPerSec}
+		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), ThroughputOpsPerSec: r.ThroughputOpsPerSec}
 		var ops int64
 		for _, l := range r.Latencies {
 			out.P99Micros = max(out.P99Micros, l.P99Micros)

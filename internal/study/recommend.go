@@ -21,7 +21,11 @@ type Candidate struct {
 	WorstOverhead float64 `json:"worstOverhead"`
 	Nodes         int32   `json:"nodes,omitempty"`
 	Eligible      bool    `json:"eligible"`
-	Why           string  `json:"why"`
+	// Inconclusive: the intervals cannot say whether the profile is within the budget.
+	Inconclusive bool   `json:"inconclusive,omitempty"`
+	Why          string `json:"why"`
+	// cmps: the comparisons of its cells with the baseline, which the budget rule weighs.
+	cmps []cellComparison
 }
 
 // deciding is the acceleration the recommendation is for: hardware AES as the nodes have it
@@ -56,8 +60,15 @@ func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, rep
 			}
 		default:
 			budget := budgetOf(spec)
-			if c.Why == "" && c.WorstOverhead > budget {
-				c.Why = fmt.Sprintf("overhead %s%% exceeds the %s%% budget", percent(c.WorstOverhead), percent(budget))
+			if c.Why != "" {
+				break
+			}
+			switch verdict, decisive := judge(c.cmps, budget); verdict {
+			case overBudget:
+				c.Why = fmt.Sprintf("overhead %s%% (95%% CI %s..%s%%) exceeds the %s%% budget", percent(decisive.cmp.Overhead),
+					percent(decisive.cmp.CI.Low), percent(decisive.cmp.CI.High), percent(budget))
+			case inconclusive:
+				c.Why, c.Inconclusive = inconclusiveWhy(spec, cells, decisive, budget), true
 			}
 		}
 		c.Eligible = c.Why == ""
@@ -139,6 +150,7 @@ func candidate(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, rep
 				return out, true
 			}
 			overhead = cmp.Overhead
+			out.cmps = append(out.cmps, cellComparison{cell: c.Name, rounds: len(c.Runs), cmp: cmp})
 		}
 		if overhead > worst {
 			worst, out.WorstOverhead, out.Cell, out.Nodes = overhead, overhead, c.Name, c.Nodes
@@ -185,8 +197,16 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 	default:
 		s += fmt.Sprintf("; it is the most preferred profile within the %s%% overhead budget", percent(budgetOf(spec)))
 	}
+	// Every stronger profile the data could not judge, else the first stronger one that lost.
+	said := false
 	for _, c := range all {
-		if !c.Eligible && c.Preference > w.Preference {
+		if c.Inconclusive && c.Preference > w.Preference {
+			s += fmt.Sprintf("; %s ranks higher but is %s", c.Profile, c.Why)
+			said = true
+		}
+	}
+	for _, c := range all {
+		if !said && !c.Eligible && c.Preference > w.Preference {
 			s += fmt.Sprintf("; %s ranks higher but %s", c.Profile, c.Why)
 			break
 		}

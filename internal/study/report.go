@@ -39,6 +39,8 @@ type Report struct {
 	Currency             string  `json:"currency,omitempty"`
 	PricePerNodeHour     float64 `json:"pricePerNodeHour,omitempty"`
 	Method               string  `json:"method"`
+	// Precision: the stopping rule and whether it was met, when the study has one.
+	Precision *PrecisionReport `json:"precision,omitempty"`
 }
 
 // CellReport is one cell with its raw repetitions and statistics.
@@ -86,6 +88,9 @@ func (r Report) Markdown() string {
 	fmt.Fprintf(&b, "# TradeoffStudy %s\n\n", r.Study)
 	fmt.Fprintf(&b, "%s, %s, %d repetitions per cell in randomized interleaved order (seed %d). Baseline: %s.\n\n",
 		r.Engine, r.Workload, r.Repetitions, r.Seed, r.Baseline)
+	if r.Precision != nil {
+		b.WriteString(r.Precision.text(r.Repetitions) + "\n\n")
+	}
 	b.WriteString("## Recommendation\n\n")
 	b.WriteString(r.recommendationText() + "\n\n")
 

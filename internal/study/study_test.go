@@ -1,6 +1,7 @@
 package study
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ func spec() *v1alpha1.TradeoffStudySpec {
 		},
 		Constraints: &v1alpha1.StudyConstraints{Compliance: []v1alpha1.CompliancePreset{v1alpha1.PresetNIST}},
 		Workload:    v1alpha1.Workload{Preset: "A"},
-		Repetitions: ptr.To[int32](5),
+		Repetitions: ptr.To[int32](6),
 		Decision:    v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](15)},
 		Cost:        &v1alpha1.StudyCost{PricePerNodeHour: resource.MustParse("0.192")},
 	}
@@ -95,14 +96,14 @@ func TestScheduleInterleavesRandomlyAndRepeatably(t *testing.T) {
 	}
 }
 
-// measured fills every active cell with five repetitions around a throughput.
+// measured fills every active cell with six rounds of repetitions around a throughput.
 func measured(t *testing.T) []v1alpha1.StudyCell {
 	t.Helper()
 	centre := map[string]int64{
 		"plaintext-on-3": 20000, "tls12-aes128cbc-on-3": 15000, "tls13-aes128gcm-on-3": 17600, "tls13-aes256gcm-on-3": 16400,
 		"plaintext-off-3": 19800, "tls12-aes128cbc-off-3": 9000, "tls13-aes128gcm-off-3": 8000, "tls13-aes256gcm-off-3": 7000,
 	}
-	jitter := []int64{0, 150, -120, 60, -40}
+	jitter := []int64{0, 150, -120, 60, -40, 90}
 	cells := Cells("s", spec(), profiles)
 	for i := range cells {
 		c := &cells[i]
@@ -111,7 +112,7 @@ func measured(t *testing.T) []v1alpha1.StudyCell {
 		}
 		c.State = v1alpha1.CellDone
 		for k, j := range jitter {
-			c.Runs = append(c.Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(c.Datastore, k), ThroughputOpsPerSec: centre[c.Name] + j,
+			c.Runs = append(c.Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(c.Datastore, k), Round: int32(k + 1), ThroughputOpsPerSec: centre[c.Name] + j,
 				P99Micros: 2000 + j, ClientCPUMicrosPerOp: strconv.Itoa(40 + k)})
 		}
 	}
@@ -124,18 +125,23 @@ func TestAnalysisRecommendsWithinBudgetAndPricesIt(t *testing.T) {
 	if rec == nil || rec.Profile != "tls13-aes128gcm" {
 		t.Fatalf("recommendation %+v, want tls13-aes128gcm (12%% overhead, within 15%%; aes256 costs 18%%)", rec)
 	}
-	if !strings.Contains(rec.Reason, "tls13-aes256gcm ranks higher but overhead 18.0% exceeds the 15.0% budget") {
+	if !strings.Contains(rec.Reason, "tls13-aes256gcm ranks higher but overhead 18.0% (95% CI 17.9..18.1%) exceeds the 15.0% budget") {
 		t.Errorf("reason does not say why the stronger profile lost: %s", rec.Reason)
 	}
 	if rec.ExtraNodesPercent != "13.6" || rec.ExtraCostPerHour != "0.08" {
 		t.Errorf("cost %s%% / %s per hour, want 13.6%% of 3 nodes at 0.192", rec.ExtraNodesPercent, rec.ExtraCostPerHour)
 	}
 	c := a.Cells[slices.IndexFunc(a.Cells, func(c v1alpha1.StudyCell) bool { return c.Name == "tls13-aes128gcm-on-3" })]
-	if c.MedianThroughputOpsPerSec != 17600 || c.OverheadPercent != "12.0" || c.PValue != "0.0079" || !*c.Significant || !*c.Meaningful || c.RunsDone != 5 {
+	// Six rounds, each 12% below the baseline's run of the same round: the paired test's
+	// smallest p-value, 2/64.
+	if c.MedianThroughputOpsPerSec != 17630 || c.OverheadPercent != "12.0" || c.OverheadCI95 != "11.9..12.1" || c.PValue != "0.0312" || !*c.Significant || !*c.Meaningful || c.RunsDone != 6 {
 		t.Errorf("cell statistics: %+v", c)
 	}
-	if c.ThroughputCI95 != "" {
-		t.Errorf("5 runs cannot give a 95%% median interval, got %s", c.ThroughputCI95)
+	if c.ThroughputCI95 != "17480..17750" {
+		t.Errorf("6 runs give a 95%% median interval from the extremes, got %s", c.ThroughputCI95)
+	}
+	if cmp := comparisonOf(a.Report.Cells, c.Name); cmp == nil || !cmp.Paired || cmp.Pairs != 6 {
+		t.Errorf("the comparison should pair the six rounds: %+v", cmp)
 	}
 	if !slices.Equal(a.ParetoFrontier, []string{"plaintext-on-3", "tls13-aes128gcm-on-3", "tls13-aes256gcm-on-3", "plaintext-off-3", "tls12-aes128cbc-off-3", "tls13-aes128gcm-off-3", "tls13-aes256gcm-off-3"}) {
 		t.Errorf("frontier %v", a.ParetoFrontier)
@@ -193,14 +199,7 @@ func TestReportGolden(t *testing.T) {
 // the reason says the difference is not significant.
 func TestRecommendationFasterThanBaselineWithinNoise(t *testing.T) {
 	cells := measured(t)
-	for i := range cells {
-		if cells[i].Name == "tls13-aes256gcm-on-3" {
-			for k := range cells[i].Runs[:3] {
-				cells[i].Runs[k].ThroughputOpsPerSec = []int64{20100, 19900, 20200}[k]
-			}
-			cells[i].Runs = cells[i].Runs[:3]
-		}
-	}
+	setRuns(cells, "tls13-aes256gcm-on-3", 20100, 19900, 20200, 19950, 20050, 20150)
 	rec := Analyze("s", spec(), 42, cells).Recommendation
 	if rec == nil || rec.Profile != "tls13-aes256gcm" || rec.ExtraNodesPercent != "0.0" || rec.ExtraCostPerHour != "0.00" {
 		t.Fatalf("recommendation %+v, want tls13-aes256gcm at no extra cost", rec)
@@ -210,5 +209,91 @@ func TestRecommendationFasterThanBaselineWithinNoise(t *testing.T) {
 	}
 	if !strings.HasPrefix(rec.Reason, "tls13-aes256gcm (rank 120) was no slower than plaintext in any cell with hardware AES (highest overhead -") || strings.Contains(rec.Reason, "costs -") {
 		t.Errorf("reason prices a faster profile as a cost: %s", rec.Reason)
+	}
+}
+
+// A stronger profile whose overhead interval straddles the budget is neither recommended nor
+// rejected on its point estimate: the sentence says the data cannot decide and what more
+// rounds would cost; so it does when the rounds are too few for an interval at all.
+func TestStraddlingIntervalIsInconclusive(t *testing.T) {
+	cells := measured(t)
+	// Against plaintext's 20000, 20150, 19880, 20060, 19960, 20090: 8..20% below, about 14%.
+	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000)
+	a := Analyze("s", spec(), 42, cells)
+	rec := a.Recommendation
+	if rec == nil || rec.Profile != "tls13-aes128gcm" {
+		t.Fatalf("recommendation %+v, want the conclusive tls13-aes128gcm", rec)
+	}
+	want := regexp.MustCompile(`; tls13-aes256gcm ranks higher but is inconclusive: the overhead's 95% interval ([0-9.]+)\.\.([0-9.]+)% \(cell tls13-aes256gcm-on-3\) straddles the 15\.0% budget, and about ([0-9]+) more rounds would settle it \(at least ([0-9hm]+)0s\)\.$`)
+	m := want.FindStringSubmatch(rec.Reason)
+	if m == nil {
+		t.Fatalf("reason does not say the stronger profile is inconclusive and what would settle it: %s", rec.Reason)
+	}
+	if low, high := parse(t, m[1]), parse(t, m[2]); low >= 15 || high <= 15 {
+		t.Errorf("interval %s..%s does not straddle the budget", m[1], m[2])
+	}
+	i := slices.IndexFunc(a.Report.Candidates, func(c Candidate) bool { return c.Profile == "tls13-aes256gcm" })
+	if c := a.Report.Candidates[i]; !c.Inconclusive || c.Eligible {
+		t.Errorf("candidate %+v should be inconclusive and not eligible", c)
+	}
+
+	setRuns(cells, "tls13-aes256gcm-on-3", 16400, 16550, 16280)
+	rec = Analyze("s", spec(), 42, cells).Recommendation
+	if !strings.HasSuffix(rec.Reason, "; tls13-aes256gcm ranks higher but is inconclusive: cell tls13-aes256gcm-on-3 has 3 rounds, too few for a 95% interval, and about 3 more rounds would settle it (at least 36m0s).") {
+		t.Errorf("three rounds: %s", rec.Reason)
+	}
+}
+
+// setRuns replaces a cell's runs with one per round.
+func setRuns(cells []v1alpha1.StudyCell, name string, throughputs ...int64) {
+	i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == name })
+	cells[i].Runs = nil
+	for k, v := range throughputs {
+		cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(cells[i].Datastore, k), Round: int32(k + 1), ThroughputOpsPerSec: v, P99Micros: 2000})
+	}
+}
+
+func parse(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The stopping rule: a cell less precise than the target asks for another round, until the
+// maximum; the report says whether the target was reached and who missed it. Added rounds
+// extend the seeded schedule without reordering what already ran.
+func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
+	s := spec()
+	s.Precision = &v1alpha1.StudyPrecision{HalfWidthPercent: 3, MaxRounds: 8}
+	cells := measured(t)
+	if add, why := AddRound(Analyze("s", s, 42, cells), 6); add {
+		t.Errorf("every interval is within ±1 point, yet a round was added: %s", why)
+	}
+	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval within ±3.0 points, at most 8 rounds): reached after 6 rounds.") {
+		t.Errorf("report does not say the target was reached:\n%s", got)
+	}
+
+	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000) // 8.0..20.1%
+	a := Analyze("s", s, 42, cells)
+	add, why := AddRound(a, 6)
+	if !add || why != "round 7 of at most 8: the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) are wider than ±3.0 points" {
+		t.Errorf("add %v: %s", add, why)
+	}
+	if add, _ := AddRound(a, 8); add {
+		t.Error("a round was added beyond maxRounds")
+	}
+	if got := a.Report.Text(); !strings.Contains(got, "not reached after 6 rounds by tls13-aes256gcm-on-3 (8.0..20.1%).") {
+		t.Errorf("text report does not name the imprecise cell:\n%s", got)
+	}
+	if add, _ := AddRound(Analyze("s", spec(), 42, cells), 6); add {
+		t.Error("a study without spec.precision added a round")
+	}
+
+	planned := Schedule(cells, 6, 42)
+	if extended := Schedule(cells, 7, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
+		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", planned, extended)
 	}
 }

@@ -18,6 +18,9 @@ func (r Report) Text() string {
 	if r.Phase != "" {
 		fmt.Fprintf(&b, "Phase: %s\n", r.Phase)
 	}
+	if r.Precision != nil {
+		b.WriteString(r.Precision.text(r.Repetitions) + "\n")
+	}
 	scale := r.scale()
 	fmt.Fprintf(&b, "Throughput overhead against %s, 95%% CI as [ ]; full width is %s%%\n", r.Baseline, percent(scale))
 	group := ""

@@ -4,10 +4,10 @@ Regenerate (needs scipy; not part of the tests):
     python3 -m venv /tmp/ref && /tmp/ref/bin/pip install scipy
     /tmp/ref/bin/python internal/stats/testdata/reference.py > internal/stats/testdata/reference.json
 
-p-values come from scipy.stats.mannwhitneyu; the median's order-statistic interval from
-scipy.stats.binom; the Hodges-Lehmann interval from the exact null distribution of U obtained
-by enumerating every assignment of ranks (independent of the Go recurrence), or from the
-normal approximation when there are ties.
+p-values come from scipy.stats.mannwhitneyu and scipy.stats.wilcoxon; the median's
+order-statistic interval from scipy.stats.binom; the Hodges-Lehmann intervals from the exact
+null distributions of U and W+ obtained by enumerating every assignment of ranks or signs
+(independent of the Go recurrences), or from the normal approximation when there are ties.
 """
 import itertools
 import json
@@ -96,4 +96,67 @@ for name, (x, y) in pairs.items():
     hl = hodges_lehmann(x, y)
     hl.update({"name": name, "x": x, "y": y})
     out["hodgesLehmann"].append(hl)
+
+
+def signed_rank_null_cdf(n):
+    counts = [0] * (n * (n + 1) // 2 + 1)
+    for signs in itertools.product((0, 1), repeat=n):
+        counts[sum(r + 1 for r, s in enumerate(signs) if s)] += 1
+    total, cdf, acc = 2 ** n, [], 0
+    for c in counts:
+        acc += c
+        cdf.append(acc / total)
+    return cdf
+
+
+def paired_shift(d):
+    n = len(d)
+    w = sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
+    out = {"estimate": float(np.median(w))}
+    a = [abs(v) for v in d]
+    ties = len(set(a)) < n
+    if not ties and 0.0 not in d:
+        cdf = signed_rank_null_cdf(n)
+        k = 0
+        while k < len(cdf) and cdf[k] <= (1 - LEVEL) / 2 + 1e-12:
+            k += 1
+        level = 1 - 2 * cdf[k - 1] if k > 0 else None
+    else:
+        _, counts = np.unique(np.array(a), return_counts=True)
+        t = float(np.sum(counts ** 3 - counts))
+        sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24 - t / 48)
+        k = math.floor(len(w) / 2 - stats.norm.ppf(1 - (1 - LEVEL) / 2) * sigma)
+        level = LEVEL
+    if k >= 1:
+        out["ci"] = {"low": w[k - 1], "high": w[len(w) - k], "level": level}
+    return out
+
+
+def log_ratios(cell, base):
+    return [math.log(c) - math.log(b) for c, b in zip(cell, base)]
+
+
+drift = sample(8, 3000, 1200)
+paired = {
+    "5 rounds": sample(5, -0.1, 0.05, 3),
+    "6 rounds": sample(6, -0.1, 0.05, 3),
+    "8 rounds drifting": log_ratios([v * 0.9 * (1 + e) for v, e in zip(drift, sample(8, 0, 0.02, 4))], drift),
+    "12 rounds around zero": sample(12, 0, 0.05, 4),
+    "10 rounds ties": sample(10, -0.05, 0.03, 2),
+    "7 rounds with a zero": [-0.12, -0.08, 0.0, -0.15, 0.03, -0.11, -0.09],
+    "60 rounds": sample(60, -0.02, 0.05, 4),
+}
+out["signedRank"], out["pairedShift"] = [], []
+for name, d in paired.items():
+    nz = [v for v in d if v != 0]
+    a = [abs(v) for v in nz]
+    exact = len(set(a)) == len(a) and len(nz) == len(d) and len(d) <= 50
+    ranks = stats.rankdata(a)
+    r = stats.wilcoxon(d, zero_method="wilcox", correction=False, alternative="two-sided",
+                       method="exact" if exact else "approx")
+    out["signedRank"].append({"name": name, "d": d, "wPlus": float(sum(rk for rk, v in zip(ranks, nz) if v > 0)),
+                              "p": float(r.pvalue), "exact": exact})
+    ps = paired_shift(d)
+    ps.update({"name": name, "d": d})
+    out["pairedShift"].append(ps)
 print(json.dumps(out, indent=1))
