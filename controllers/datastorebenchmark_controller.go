@@ -62,9 +62,11 @@ func (r *DatastoreBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 	s := &benchmarkScope{b: b}
 	p := pass[*v1alpha1.DatastoreBenchmark]{
-		status:    func(b *v1alpha1.DatastoreBenchmark) any { return b.Status },
-		observed:  func(b *v1alpha1.DatastoreBenchmark) { b.Status.ObservedGeneration = b.Generation },
-		summarize: publishBenchmark,
+		conditions: func(o *v1alpha1.DatastoreBenchmark) *[]metav1.Condition { return &o.Status.Conditions },
+		recorder:   r.Recorder,
+		status:     func(b *v1alpha1.DatastoreBenchmark) any { return b.Status },
+		observed:   func(b *v1alpha1.DatastoreBenchmark) { b.Status.ObservedGeneration = b.Generation },
+		summarize:  publishBenchmark,
 		afterWrite: func(ctx context.Context) error {
 			var err error
 			for _, job := range s.collected {

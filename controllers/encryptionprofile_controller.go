@@ -33,8 +33,10 @@ func (r *EncryptionProfileReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	p := pass[*v1alpha1.EncryptionProfile]{
-		status:   func(p *v1alpha1.EncryptionProfile) any { return p.Status },
-		observed: func(p *v1alpha1.EncryptionProfile) { p.Status.ObservedGeneration = p.Generation },
+		conditions: func(o *v1alpha1.EncryptionProfile) *[]metav1.Condition { return &o.Status.Conditions },
+		recorder:   r.Recorder,
+		status:     func(p *v1alpha1.EncryptionProfile) any { return p.Status },
+		observed:   func(p *v1alpha1.EncryptionProfile) { p.Status.ObservedGeneration = p.Generation },
 	}
 	return p.reconcile(ctx, r.Client, profile, func(ctx context.Context) (ctrl.Result, error) {
 		return runPhases(ctx, profile, r.rank)

@@ -11,8 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
 )
 
 // FieldOwner names this operator in managedFields.
@@ -64,6 +67,10 @@ type pass[T client.Object] struct {
 	// summarize runs after the phases whatever their outcome, before the write: it derives the
 	// phase and publishes metrics from what the phases recorded.
 	summarize func(T)
+	// conditions of the object, where the pass records its outcome as Synced; recorder
+	// publishes an error as a Warning event.
+	conditions func(T) *[]metav1.Condition
+	recorder   events.EventRecorder
 	// afterWrite runs once the status is stored, whatever the phases returned: work that must
 	// not happen before what it depends on is recorded (deleting a Job whose results are in
 	// status, a finished study's clean-up).
@@ -86,6 +93,7 @@ func (p pass[T]) reconcile(ctx context.Context, c client.Client, obj T, run func
 	if err == nil && p.observed != nil {
 		p.observed(obj)
 	}
+	p.synced(obj, err)
 	if p.summarize != nil {
 		p.summarize(obj)
 	}
@@ -102,6 +110,31 @@ func (p pass[T]) reconcile(ctx context.Context, c client.Client, obj T, run func
 		err = errors.Join(err, p.afterWrite(ctx))
 	}
 	return res, err
+}
+
+// maxErrorMessage bounds the error a condition and an event carry.
+const maxErrorMessage = 1024
+
+// synced records the pass's outcome as the Synced condition, and an error also as a Warning
+// event when it is new.
+func (p pass[T]) synced(obj T, err error) {
+	if p.conditions == nil {
+		return
+	}
+	conds := p.conditions(obj)
+	if err == nil {
+		setCondition(conds, obj.GetGeneration(), v1alpha1.ConditionSynced, metav1.ConditionTrue, v1alpha1.ReasonReconcileSuccess, "the last reconcile ran without error")
+		return
+	}
+	msg := err.Error()
+	if len(msg) > maxErrorMessage {
+		msg = msg[:maxErrorMessage] + "…"
+	}
+	old := meta.FindStatusCondition(*conds, v1alpha1.ConditionSynced)
+	setCondition(conds, obj.GetGeneration(), v1alpha1.ConditionSynced, metav1.ConditionFalse, v1alpha1.ReasonReconcileError, msg)
+	if p.recorder != nil && (old == nil || old.Status != metav1.ConditionFalse || old.Message != msg) {
+		p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReasonReconcileError, "Reconcile", "%s", msg)
+	}
 }
 
 // staleRetry is how soon a pass that read a stale object runs again.

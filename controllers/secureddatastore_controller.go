@@ -119,8 +119,10 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}()
 	p := pass[*v1alpha1.SecuredDatastore]{
-		status:   func(d *v1alpha1.SecuredDatastore) any { return d.Status },
-		observed: func(d *v1alpha1.SecuredDatastore) { d.Status.ObservedGeneration = d.Generation },
+		conditions: func(o *v1alpha1.SecuredDatastore) *[]metav1.Condition { return &o.Status.Conditions },
+		recorder:   r.Recorder,
+		status:     func(d *v1alpha1.SecuredDatastore) any { return d.Status },
+		observed:   func(d *v1alpha1.SecuredDatastore) { d.Status.ObservedGeneration = d.Generation },
 		summarize: func(d *v1alpha1.SecuredDatastore) {
 			d.Status.Nodes = s.engine.nodes()
 			d.Status.Phase = status.Phase(d.Status.Conditions)

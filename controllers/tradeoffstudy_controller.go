@@ -67,8 +67,10 @@ func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	s := &studyScope{study: st}
 	p := pass[*v1alpha1.TradeoffStudy]{
-		status:   func(s *v1alpha1.TradeoffStudy) any { return s.Status },
-		observed: func(s *v1alpha1.TradeoffStudy) { s.Status.ObservedGeneration = s.Generation },
+		conditions: func(o *v1alpha1.TradeoffStudy) *[]metav1.Condition { return &o.Status.Conditions },
+		recorder:   r.Recorder,
+		status:     func(s *v1alpha1.TradeoffStudy) any { return s.Status },
+		observed:   func(s *v1alpha1.TradeoffStudy) { s.Status.ObservedGeneration = s.Generation },
 		summarize: func(st *v1alpha1.TradeoffStudy) {
 			r.summarize(s)
 			publishStudy(st)

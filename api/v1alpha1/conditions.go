@@ -24,6 +24,16 @@ const (
 	ConditionLoaded = "Loaded"
 	// ConditionComplete: a benchmark or study finished, or gave up.
 	ConditionComplete = "Complete"
+	// ConditionSynced: the last reconcile pass of the object ran without error. False carries
+	// the error, so that it reaches the object and not only the operator's log; a Warning
+	// event with the same reason says so too.
+	ConditionSynced = "Synced"
+)
+
+// Reasons of Synced, on every kind.
+const (
+	ReasonReconcileSuccess = "ReconcileSuccess"
+	ReasonReconcileError   = "ReconcileError"
 )
 
 // Reasons of the profile conditions (ProfileResolved, Valid), shared by several kinds.

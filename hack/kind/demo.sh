@@ -145,7 +145,7 @@ cat <<EOF
 
 demo done in $(elapsed). Where to look next:
   export KUBECONFIG=$KUBECONFIG
-  kubectl -n $ns get secureddatastores,tradeoffstudies     # sds, ts
+  kubectl -n $ns get sds,tos                               # short for secureddatastores,tradeoffstudies
   kubectl -n $ns get secureddatastore $datastore -o jsonpath='{.status.encryption.observed}'   # what the wire accepts
   open $out/report.html                                # the study, with charts (no server needed)
   kubectl -n monitoring port-forward svc/prometheus 9090  # then http://localhost:9090: secured_datastore_* series
