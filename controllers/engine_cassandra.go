@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"reflect"
 	"time"
@@ -202,6 +203,13 @@ func (e *cassandraEngine) converged() bool {
 }
 
 func (e *cassandraEngine) endpoints(s *datastoreScope) []verify.Endpoint {
-	return verify.CassandraEndpoints(s.pods, s.resolution.Effective,
+	eps := verify.CassandraEndpoints(s.pods, s.resolution.Effective,
 		e.tunnel != nil && e.tunnel.CarriesClients(), e.tunnel != nil && e.tunnel.CarriesNodes())
+	if roots := x509.NewCertPool(); len(s.trust) > 0 && roots.AppendCertsFromPEM(s.trust) {
+		names := cassandra.NamesOf(e.ds)
+		for i := range eps {
+			eps[i].Identity = &verify.Identity{Roots: roots, DNSName: names.Host(eps[i].Pod, e.r.Options.clusterDomain())}
+		}
+	}
+	return eps
 }

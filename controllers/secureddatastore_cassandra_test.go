@@ -32,7 +32,13 @@ import (
 // CertificateRequest whose status holds the CA certificate.
 func issueCA(t *testing.T, ds *v1alpha1.SecuredDatastore, name string) []byte {
 	t.Helper()
-	caPEM := testpki.New(t).PEM
+	return issueCAFrom(t, ds, name, testpki.New(t))
+}
+
+// issueCAFrom records ca as the datastore's CA, issued by cert-manager.
+func issueCAFrom(t *testing.T, ds *v1alpha1.SecuredDatastore, name string, ca *testpki.CA) []byte {
+	t.Helper()
+	caPEM := ca.PEM
 	cr := &cmv1.CertificateRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace,
 			Annotations: map[string]string{cmv1.CertificateNameKey: certs.CACertificate(ds)}},
@@ -53,6 +59,14 @@ func issueCertificate(t *testing.T, ds *v1alpha1.SecuredDatastore, revision int)
 		issueCA(t, ds, ds.Name+"-ca-1")
 	}
 	markCertificateReady(t, ds, revision)
+}
+
+// issueCertificateBy marks the datastore's node Certificate issued by ca, the CA a real node
+// in the test serves its certificate from.
+func issueCertificateBy(t *testing.T, ds *v1alpha1.SecuredDatastore, ca *testpki.CA) {
+	t.Helper()
+	issueCAFrom(t, ds, ds.Name+"-ca-1", ca)
+	markCertificateReady(t, ds, 1)
 }
 
 // markCertificateReady writes the Ready status cert-manager gives an issued node Certificate.

@@ -153,6 +153,7 @@ func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *data
 	if n == 0 {
 		return 0, nil
 	}
+	s.trust = bundle
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: labels},

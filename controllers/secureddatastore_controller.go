@@ -90,6 +90,7 @@ type datastoreScope struct {
 	resolution *crypto.Resolution          // nil until the profile resolves
 	engine     engine
 	pods       []corev1.Pod // the datastore's pods, by name
+	trust      []byte       // the trust bundle (PEM) once the certificates phase knows it
 	wrote      []string     // objects written in this pass, for the log
 }
 

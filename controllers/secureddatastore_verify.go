@@ -71,7 +71,7 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	for i, e := range endpoints {
 		res, err := batch.results[i].res, batch.results[i].err
 		observed = append(observed, verify.Observation(e, res, err, batch.at))
-		f := verify.Compare(e.Want, res, err)
+		f := verify.WithIdentity(verify.Compare(e.Want, res, err), e.Want, e.Identity, res, err, batch.at.Time)
 		if e.Tunnelled {
 			f = verify.Tunnelled(res, err)
 		}

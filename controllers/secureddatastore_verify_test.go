@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"testing"
 	"time"
@@ -57,14 +58,24 @@ func effectiveOf(g Gomega, ds *v1alpha1.SecuredDatastore) v1alpha1.EffectiveEncr
 // find it as the datastore's rolled-out pod.
 func startWireTest(t *testing.T, name, address string, jmx int, overrides v1alpha1.EncryptionSettings) *v1alpha1.SecuredDatastore {
 	t.Helper()
+	return startWireTestSignedBy(t, name, address, jmx, overrides, nil)
+}
+
+// startWireTestSignedBy is startWireTest with the node's certificate signed by stranger
+// instead of the datastore's CA, when stranger is not nil.
+func startWireTestSignedBy(t *testing.T, name, address string, jmx int, overrides v1alpha1.EncryptionSettings, stranger *testpki.CA) *v1alpha1.SecuredDatastore {
+	t.Helper()
 	g := NewWithT(t)
 	ds := datastore(name, "ds-test-wire")
 	ds.Spec.Cassandra.Nodes = ptr.To[int32](1)
 	ds.Spec.Encryption.EncryptionSettings = overrides
 	create(t, ds)
 	enc := effectiveOf(g, ds)
-	dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: testpki.New(t)})
-	issueCertificate(t, ds, 1)
+	ca := testpki.New(t)
+	signer := cmp.Or(stranger, ca)
+	dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: signer,
+		DNSNames: []string{cassandra.NamesOf(ds).PodHost(0, "cluster.local")}})
+	issueCertificateBy(t, ds, ca)
 	rollOut(t, ds)
 	runningPod(t, ds, 0, address)
 	return ds
@@ -113,6 +124,7 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 				g.Expect(o.CipherSuites).To(Equal([]string{"TLS_AES_128_GCM_SHA256"}))
 				g.Expect(o.Certificate).NotTo(BeNil())
 				g.Expect(o.Certificate.Serial).To(MatchRegexp(`^[0-9]+$`), "the serial, which tells a renewal on the wire")
+				g.Expect(o.Certificate.Trusted).To(Equal(ptr.To(true)), "chains to the trust bundle and names the pod: %s", o.Certificate.Problem)
 			}
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
 		}, 60*time.Second).Should(Succeed())
@@ -125,5 +137,20 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 		g.Expect(testutil.ToFloat64(certificateExpiry.WithLabelValues(ar...))).To(BeNumerically(">", float64(time.Now().Unix())))
 		g.Expect(testutil.ToFloat64(datastoreInfo.WithLabelValues("default", ds.Name, "Cassandra", "ds-test-wire", "Ready"))).To(BeEquivalentTo(1))
 		g.Expect(testutil.ToFloat64(datastoreNodes.WithLabelValues("default", ds.Name, "ready"))).To(BeEquivalentTo(1))
+	})
+
+	// The same profile, the node serving a certificate from another CA under the pod's name:
+	// the wire is right, the identity is not.
+	t.Run("a stranger's certificate", func(t *testing.T) {
+		g := NewWithT(t)
+		ds := startWireTestSignedBy(t, "wire-stranger", "127.0.0.23", 7223, v1alpha1.EncryptionSettings{}, testpki.New(t))
+		g.Eventually(func(g Gomega) {
+			got := get(g, ds)
+			c := condition(got.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(v1alpha1.ReasonCertificateUntrusted))
+			g.Expect(c.Message).To(ContainSubstring("certificate for wire-stranger-0.wire-stranger-nodes.default.svc.cluster.local: x509: certificate signed by unknown authority"))
+			g.Expect(got.Status.Encryption.Observed[0].Certificate.Trusted).To(Equal(ptr.To(false)))
+		}, 60*time.Second).Should(Succeed())
 	})
 }

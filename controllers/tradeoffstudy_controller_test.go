@@ -47,11 +47,11 @@ func serveCell(t *testing.T, name, address string, jmx int) {
 	tls := enc.ClientToNode.Mode != v1alpha1.ChannelDisabled || enc.NodeToNode.Mode != v1alpha1.ChannelDisabled
 	node := dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc)}
 	if tls {
-		node.CA = testpki.New(t)
+		node.CA, node.DNSNames = testpki.New(t), []string{cassandra.NamesOf(ds).PodHost(0, "cluster.local")}
 	}
 	dataplane.StartCassandra(t, node)
 	if tls {
-		issueCertificate(t, ds, 1)
+		issueCertificateBy(t, ds, node.CA)
 	}
 	rollOut(t, ds)
 	runningPod(t, ds, 0, address)

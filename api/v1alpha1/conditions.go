@@ -107,7 +107,10 @@ const (
 	ReasonProtocolDrift         = "ProtocolDrift"
 	ReasonCipherSuiteDrift      = "CipherSuiteDrift"
 	ReasonClientAuthNotEnforced = "ClientAuthNotEnforced"
-	ReasonVerified              = "Verified"
+	// ReasonCertificateUntrusted: an endpoint presents a certificate that does not chain to
+	// the datastore's trust bundle, has expired or is not yet valid, or names another host.
+	ReasonCertificateUntrusted = "CertificateUntrusted"
+	ReasonVerified             = "Verified"
 )
 
 // Reasons of a benchmark's Ready, Loaded and Complete conditions.

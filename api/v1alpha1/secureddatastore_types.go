@@ -330,6 +330,13 @@ type ObservedCertificate struct {
 	// the node serves the new certificate, not when cert-manager writes the Secret.
 	// +optional
 	Serial string `json:"serial,omitempty"`
+	// trusted: the certificate chains to the datastore's trust bundle, is valid now and names
+	// the pod's stable DNS name. Absent when the trust bundle was not known to the probe.
+	// +optional
+	Trusted *bool `json:"trusted,omitempty"`
+	// problem: why the certificate is not trusted, in the words of the X.509 verification.
+	// +optional
+	Problem string `json:"problem,omitempty"`
 }
 
 // ObservedChannel is what the wire prober saw on one endpoint of a channel.

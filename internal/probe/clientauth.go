@@ -13,8 +13,8 @@ import (
 )
 
 // fullHandshake completes a handshake with crypto/tls (no client certificate) to read the
-// certificate and learn whether the server insists on a client certificate.
-func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificate, *bool) {
+// certificate chain and learn whether the server insists on a client certificate.
+func (p *prober) fullHandshake(ctx context.Context, version uint16) ([]*x509.Certificate, *bool) {
 	if version < tls.VersionTLS12 {
 		version = tls.VersionTLS12
 	}
@@ -24,6 +24,7 @@ func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificat
 	}
 	defer conn.Close()
 	var requested bool
+	var chain []*x509.Certificate
 	cfg := &tls.Config{
 		ServerName:         p.opts.ServerName,
 		InsecureSkipVerify: true, //nolint:gosec // we report the certificate; we do not trust it
@@ -33,14 +34,16 @@ func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificat
 			requested = true
 			return &tls.Certificate{}, nil
 		},
+		// Called with the server's chain before our (empty) certificate is judged, so the
+		// chain is known even when the server then refuses the handshake.
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			chain = parseChain(raw)
+			return nil
+		},
 	}
 	tc := tls.Client(conn, cfg)
 	err = tc.HandshakeContext(ctx)
-	var cert *Certificate
 	if err == nil {
-		if peers := tc.ConnectionState().PeerCertificates; len(peers) > 0 {
-			cert = summarize(peers[0])
-		}
 		// In TLS 1.3 the server judges our (empty) certificate after the client finished:
 		// its verdict arrives as an alert on the first read.
 		_ = tc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
@@ -52,13 +55,26 @@ func (p *prober) fullHandshake(ctx context.Context, version uint16) (*Certificat
 	}
 	switch {
 	case err == nil:
-		return cert, ptr(false)
+		return chain, ptr(false)
 	case requested && strings.Contains(err.Error(), "remote error: tls:"):
 		// The server asked for a certificate and refused the handshake without one (crypto/tls
 		// reports received alerts only as text).
-		return cert, ptr(true)
+		return chain, ptr(true)
 	}
-	return cert, nil
+	return chain, nil
+}
+
+// parseChain parses DER certificates until the first that does not parse.
+func parseChain(raw [][]byte) []*x509.Certificate {
+	var out []*x509.Certificate
+	for _, der := range raw {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			break
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func summarize(c *x509.Certificate) *Certificate {
@@ -71,7 +87,7 @@ func summarize(c *x509.Certificate) *Certificate {
 // does, we answer with an empty Certificate message and nothing else. A server that requires a
 // certificate refuses that message at once with an alert; one that merely requests a
 // certificate accepts it and waits, silent, for our key exchange.
-func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) (*Certificate, *bool) {
+func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) ([]*x509.Certificate, *bool) {
 	hello, err := clientHello(p.opts.ServerName, crypto.VersionTLS12, []uint16{suite})
 	if err != nil {
 		return nil, nil
@@ -85,7 +101,7 @@ func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) (*Certificat
 		return nil, nil
 	}
 	h := &handshakeReader{r: conn}
-	var cert *Certificate
+	var cert []*x509.Certificate
 	requested := false
 	for done := false; !done; {
 		typ, body, err := h.next()
@@ -94,7 +110,7 @@ func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) (*Certificat
 		}
 		switch typ {
 		case typeCertificate:
-			cert = leafOf(body)
+			cert = chainOf(body)
 		case typeCertificateRequest:
 			requested = true
 		case typeServerHelloDone:
@@ -129,21 +145,21 @@ func refusesMissingCertificate(description byte) bool {
 	return description == alertBadCertificate || description == alertHandshakeFailure || description == alertCertificateRequired
 }
 
-// leafOf summarises the first certificate of a TLS 1.2 Certificate message, nil if it does not
-// parse.
-func leafOf(body []byte) *Certificate {
-	if len(body) < 6 {
+// chainOf parses the certificate_list of a TLS 1.2 Certificate message.
+func chainOf(body []byte) []*x509.Certificate {
+	if len(body) < 3 {
 		return nil
 	}
-	n := int(body[3])<<16 | int(body[4])<<8 | int(body[5])
-	if len(body) < 6+n {
-		return nil
+	list := body[3:]
+	var raw [][]byte
+	for len(list) >= 3 {
+		n := int(list[0])<<16 | int(list[1])<<8 | int(list[2])
+		if len(list) < 3+n {
+			break
+		}
+		raw, list = append(raw, list[3:3+n]), list[3+n:]
 	}
-	c, err := x509.ParseCertificate(body[6 : 6+n])
-	if err != nil {
-		return nil
-	}
-	return summarize(c)
+	return parseChain(raw)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ package probe
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -81,8 +82,10 @@ type Result struct {
 	// ClientAuthRequired says whether the server refuses a client without a certificate; nil
 	// when neither a full handshake nor a TLS 1.2 first flight could tell.
 	ClientAuthRequired *bool
-	// Certificate presented in a full handshake, when one was possible.
+	// Certificate presented, leaf first (Chain) and summarised (Certificate), when a
+	// handshake got that far.
 	Certificate *Certificate
+	Chain       []*x509.Certificate
 	// PlaintextAccepted is nil when not tested.
 	PlaintextAccepted *bool
 	Duration          time.Duration
@@ -189,15 +192,18 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 		}
 	}
 	if len(res.Versions) > 0 {
-		res.Certificate, res.ClientAuthRequired = p.fullHandshake(ctx, res.Versions[len(res.Versions)-1])
+		res.Chain, res.ClientAuthRequired = p.fullHandshake(ctx, res.Versions[len(res.Versions)-1])
 	}
 	if tls12 := res.Suites[crypto.VersionTLS12]; res.ClientAuthRequired == nil && len(tls12) > 0 {
 		// crypto/tls could not finish a handshake (a DHE suite, say): the first flight tells.
-		cert, required := p.clientAuthTLS12(ctx, tls12[0])
+		chain, required := p.clientAuthTLS12(ctx, tls12[0])
 		res.ClientAuthRequired = required
-		if res.Certificate == nil {
-			res.Certificate = cert
+		if len(res.Chain) == 0 {
+			res.Chain = chain
 		}
+	}
+	if len(res.Chain) > 0 {
+		res.Certificate = summarize(res.Chain[0])
 	}
 	res.Duration = time.Since(start)
 	return res, nil

@@ -94,6 +94,10 @@ func TestScanReportsClientAuth(t *testing.T) {
 		if res.ClientAuthRequired == nil || !*res.ClientAuthRequired {
 			t.Errorf("%s: client auth required = %v, want true", crypto.ProtocolName(v), res.ClientAuthRequired)
 		}
+		// The chain arrives before the server refuses us: it is known all the same.
+		if len(res.Chain) != 1 || res.Certificate == nil || res.Certificate.DNSNames[0] != "probe.test" {
+			t.Errorf("%s: chain %d certificates, summary %+v", crypto.ProtocolName(v), len(res.Chain), res.Certificate)
+		}
 	}
 }
 

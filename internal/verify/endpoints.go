@@ -29,6 +29,8 @@ type Endpoint struct {
 	Options               probe.Options
 	// Tunnelled: a VPN profile carries the channel, so the pod's own address must not answer.
 	Tunnelled bool
+	// Identity the endpoint's certificate must prove, when the datastore's trust is known.
+	Identity *Identity
 }
 
 // CassandraEndpoints are the client and internode ports of every ready pod with an address.
@@ -107,6 +109,14 @@ func Observation(e Endpoint, res probe.Result, err error, now metav1.Time) v1alp
 	}
 	if c := res.Certificate; c != nil {
 		o.Certificate = &v1alpha1.ObservedCertificate{Subject: c.Subject, Issuer: c.Issuer, DNSNames: slices.Clone(c.DNSNames), NotAfter: metav1.NewTime(c.NotAfter), Serial: c.Serial}
+		if e.Identity != nil {
+			problem := e.Identity.Check(res.Chain, now.Time)
+			trusted := problem == nil
+			o.Certificate.Trusted = &trusted
+			if problem != nil {
+				o.Certificate.Problem = problem.Error()
+			}
+		}
 	}
 	if err != nil {
 		o.Error = err.Error()

@@ -82,7 +82,7 @@ func Tunnelled(got probe.Result, scanErr error) Finding {
 type check struct{ reason, diff string }
 
 // severity orders the reasons, most severe first.
-var severity = []string{v1alpha1.ReasonUnreachable, v1alpha1.ReasonPlaintextAccepted, v1alpha1.ReasonProbeIncomplete, v1alpha1.ReasonProtocolDrift, v1alpha1.ReasonCipherSuiteDrift, v1alpha1.ReasonClientAuthNotEnforced, v1alpha1.ReasonVerified}
+var severity = []string{v1alpha1.ReasonUnreachable, v1alpha1.ReasonPlaintextAccepted, v1alpha1.ReasonCertificateUntrusted, v1alpha1.ReasonProbeIncomplete, v1alpha1.ReasonProtocolDrift, v1alpha1.ReasonCipherSuiteDrift, v1alpha1.ReasonClientAuthNotEnforced, v1alpha1.ReasonVerified}
 
 // MoreSevere returns the more severe of two reasons; Verified is the least.
 func MoreSevere(a, b string) string {

@@ -53,8 +53,11 @@ func (n Names) ConfigMap() string       { return n.ds.Name + "-config" }
 func (n Names) Pod(ordinal int) string { return fmt.Sprintf("%s-%d", n.ds.Name, ordinal) }
 
 // PodHost is the stable DNS name of a pod through the headless Service.
-func (n Names) PodHost(ordinal int, domain string) string {
-	return fmt.Sprintf("%s.%s.%s.svc.%s", n.Pod(ordinal), n.HeadlessService(), n.ds.Namespace, domain)
+func (n Names) PodHost(ordinal int, domain string) string { return n.Host(n.Pod(ordinal), domain) }
+
+// Host is the stable DNS name of the pod named pod.
+func (n Names) Host(pod, domain string) string {
+	return fmt.Sprintf("%s.%s.%s.svc.%s", pod, n.HeadlessService(), n.ds.Namespace, domain)
 }
 
 // DNSNames the node certificate carries: every pod's stable name and the client Service's, in

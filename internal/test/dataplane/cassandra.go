@@ -39,8 +39,10 @@ type Node struct {
 	JMXPort int
 	// Step: the encryption the builders render.
 	Step cassandra.Step
-	// CA signs the node's certificate (for its address); nil when no channel uses TLS.
-	CA *testpki.CA
+	// CA signs the node's certificate (for its address and DNSNames); nil when no channel uses
+	// TLS.
+	CA       *testpki.CA
+	DNSNames []string
 	// RSAKey: the certificate has an RSA key (suites with _RSA_ authentication), else ECDSA.
 	RSAKey bool
 	// Host: the network namespace the node runs in, Address being its underlay address; nil
@@ -88,7 +90,7 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 		t.Fatal(err)
 	}
 	if node.CA != nil {
-		node.CA.WriteSecretWithKey(t, n.TLSDir(), node.RSAKey, node.Address)
+		node.CA.WriteSecretWithKey(t, n.TLSDir(), node.RSAKey, append([]string{node.Address}, node.DNSNames...)...)
 	}
 	n.render(t)
 	n.launch(t)

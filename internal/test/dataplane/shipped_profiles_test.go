@@ -2,11 +2,13 @@ package dataplane
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 
@@ -46,9 +48,16 @@ func TestShippedCassandraProfilesOnTheWire(t *testing.T) {
 				ca = testpki.New(t)
 			}
 			node := StartCassandra(t, Node{Address: "127.0.0.41", JMXPort: 7241, Step: cassandra.Target(enc), CA: ca, RSAKey: key.Algorithm == cmv1.RSAKeyAlgorithm})
+			// The node must prove it is the node: a certificate from its CA, for its address.
+			var id *verify.Identity
+			if ca != nil {
+				roots := x509.NewCertPool()
+				roots.AppendCertsFromPEM(ca.PEM)
+				id = &verify.Identity{Roots: roots, DNSName: "127.0.0.41"}
+			}
 			for _, c := range node.Endpoints(enc) {
 				res, err := probe.Scan(context.Background(), c.Address, c.Probe)
-				f := verify.Compare(c.Want, res, err)
+				f := verify.WithIdentity(verify.Compare(c.Want, res, err), c.Want, id, res, err, time.Now())
 				if !f.Verified {
 					t.Errorf("%s: %s %v", c.Channel, f.Reason, f.Differences)
 				}
