@@ -156,13 +156,27 @@ func TestChartDefaults(t *testing.T) {
 		}
 	}
 	for _, u := range objs["ClusterRole"] {
-		if n := secretRules(as[rbacv1.ClusterRole](t, u).Rules); n > 0 {
+		rules := as[rbacv1.ClusterRole](t, u).Rules
+		if n := secretRules(rules); n > 0 {
 			t.Errorf("ClusterRole %s grants Secrets cluster-wide by default", u.GetName())
+		}
+		if slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "leases") }) {
+			t.Errorf("ClusterRole %s grants Leases in every namespace", u.GetName())
 		}
 	}
 	var roleNamespaces []string
+	leader := 0
 	for _, u := range objs["Role"] {
 		role := as[rbacv1.Role](t, u)
+		if strings.HasSuffix(role.Name, "-leader-election") {
+			// Leader election's Lease and Events, in the release namespace only.
+			leader++
+			if role.Namespace != "secured-system" || len(role.Rules) != 2 || !slices.Equal(role.Rules[0].Resources, []string{"leases"}) ||
+				!slices.Equal(role.Rules[1].Resources, []string{"events"}) || role.Rules[1].APIGroups[0] != "" {
+				t.Errorf("leader-election Role %s/%s: %+v", role.Namespace, role.Name, role.Rules)
+			}
+			continue
+		}
 		if secretRules(role.Rules) != 1 || len(role.Rules) != 1 {
 			t.Errorf("Role %s/%s: %+v, want the Secrets rule only", role.Namespace, role.Name, role.Rules)
 		}
@@ -170,6 +184,9 @@ func TestChartDefaults(t *testing.T) {
 	}
 	if !slices.Equal(roleNamespaces, []string{"default", "secured-system"}) {
 		t.Errorf("Secrets Roles in %v, want default and the release namespace", roleNamespaces)
+	}
+	if leader != 1 || len(objs["RoleBinding"]) != 3 {
+		t.Errorf("%d leader-election Roles, %d RoleBindings; want 1 and 3", leader, len(objs["RoleBinding"]))
 	}
 
 	pod := dep.Spec.Template.Spec

@@ -42,7 +42,7 @@ func run() error {
 		}
 		files["crd-"+strings.TrimPrefix(filepath.Base(src), "datastore.secured.dev_")] = out
 	}
-	if files["clusterrole.yaml"], files["secrets-role.yaml"], err = rbac("config/rbac/role.yaml"); err != nil {
+	if files["clusterrole.yaml"], files["secrets-role.yaml"], files["leader-election-role.yaml"], err = rbac("config/rbac/role.yaml"); err != nil {
 		return err
 	}
 	if files["profiles.yaml"], err = profiles("config/samples/profiles"); err != nil {
@@ -93,35 +93,41 @@ func crd(src string) ([]byte, error) {
 }
 
 // rbac splits the operator's generated rules: Secrets go to a Role per datastore namespace
-// unless rbac.clusterWideSecrets asks for them cluster-wide; everything else is the
-// ClusterRole.
-func rbac(src string) (cluster, secrets []byte, err error) {
+// unless rbac.clusterWideSecrets asks for them cluster-wide; Leases go to a Role in the
+// release namespace, with the core Events leader election records there; everything else is
+// the ClusterRole.
+func rbac(src string) (cluster, secrets, leader []byte, err error) {
 	b, err := os.ReadFile(src)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(b, &role); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", src, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", src, err)
 	}
-	var rest, secret []rbacv1.PolicyRule
+	var rest, secret, leases []rbacv1.PolicyRule
 	for _, r := range role.Rules {
-		if slices.Contains(r.Resources, "secrets") {
-			if len(r.Resources) != 1 {
-				return nil, nil, fmt.Errorf("%s: a rule mixes secrets with %v; give Secrets their own marker", src, r.Resources)
+		for _, own := range []string{"secrets", "leases"} {
+			if slices.Contains(r.Resources, own) && len(r.Resources) != 1 {
+				return nil, nil, nil, fmt.Errorf("%s: a rule mixes %s with %v; give them their own marker", src, own, r.Resources)
 			}
-			secret = append(secret, r)
-			continue
 		}
-		rest = append(rest, r)
+		switch r.Resources[0] {
+		case "secrets":
+			secret = append(secret, r)
+		case "leases":
+			leases = append(leases, r)
+		default:
+			rest = append(rest, r)
+		}
 	}
-	restYAML, err := yaml.Marshal(rest)
-	if err != nil {
-		return nil, nil, err
-	}
-	secretYAML, err := yaml.Marshal(secret)
-	if err != nil {
-		return nil, nil, err
+	// Leader election records its transitions as core Events next to its Lease.
+	leases = append(leases, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}})
+	var restYAML, secretYAML, leaseYAML []byte
+	for out, rules := range map[*[]byte][]rbacv1.PolicyRule{&restYAML: rest, &secretYAML: secret, &leaseYAML: leases} {
+		if *out, err = yaml.Marshal(rules); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	cluster = []byte(fmt.Sprintf(header, src) + `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -160,7 +166,33 @@ subjects:
 {{- end }}
 {{- end }}
 `)
-	return cluster, secrets, nil
+	leader = []byte(fmt.Sprintf(header, src) + `{{- if .Values.leaderElection.enabled }}
+# Leader election: its Lease and the Events it records, in the release namespace only.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "sdo.fullname" . }}-leader-election
+  namespace: {{ .Release.Namespace }}
+  labels: {{- include "sdo.labels" . | nindent 4 }}
+rules:
+` + string(leaseYAML) + `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "sdo.fullname" . }}-leader-election
+  namespace: {{ .Release.Namespace }}
+  labels: {{- include "sdo.labels" . | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "sdo.fullname" . }}-leader-election
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "sdo.serviceAccountName" . }}
+    namespace: {{ .Release.Namespace }}
+{{- end }}
+`)
+	return cluster, secrets, leader, nil
 }
 
 // profiles ships the shipped profiles as a ConfigMap the operator mounts and applies at start
