@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"reflect"
 	"time"
@@ -205,11 +204,6 @@ func (e *cassandraEngine) converged() bool {
 func (e *cassandraEngine) endpoints(s *datastoreScope) []verify.Endpoint {
 	eps := verify.CassandraEndpoints(s.pods, s.resolution.Effective,
 		e.tunnel != nil && e.tunnel.CarriesClients(), e.tunnel != nil && e.tunnel.CarriesNodes())
-	if roots := x509.NewCertPool(); len(s.trust) > 0 && roots.AppendCertsFromPEM(s.trust) {
-		names := cassandra.NamesOf(e.ds)
-		for i := range eps {
-			eps[i].Identity = &verify.Identity{Roots: roots, DNSName: names.Host(eps[i].Pod, e.r.Options.clusterDomain())}
-		}
-	}
-	return eps
+	names := cassandra.NamesOf(e.ds)
+	return withIdentities(s.trust, eps, func(pod string) string { return names.Host(pod, e.r.Options.clusterDomain()) })
 }

@@ -306,5 +306,7 @@ func (e *hbaseEngine) converged() bool {
 }
 
 func (e *hbaseEngine) endpoints(s *datastoreScope) []verify.Endpoint {
-	return verify.HBaseEndpoints(s.pods, s.resolution.Effective)
+	names := hbase.NamesOf(s.ds)
+	return withIdentities(s.trust, verify.HBaseEndpoints(s.pods, s.resolution.Effective),
+		func(pod string) string { return names.Host(pod, e.r.Options.clusterDomain()) })
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"strings"
 	"time"
@@ -103,4 +104,17 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 		}
 	}
 	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// withIdentities asks every endpoint to prove it is its pod, host(pod) by name, with a
+// certificate from the trust bundle (PEM); without a bundle there is nothing to check against.
+func withIdentities(trust []byte, eps []verify.Endpoint, host func(pod string) string) []verify.Endpoint {
+	roots := x509.NewCertPool()
+	if len(trust) == 0 || !roots.AppendCertsFromPEM(trust) {
+		return eps
+	}
+	for i := range eps {
+		eps[i].Identity = &verify.Identity{Roots: roots, DNSName: host(eps[i].Pod)}
+	}
+	return eps
 }

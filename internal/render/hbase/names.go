@@ -34,7 +34,17 @@ func (n Names) ClientKeytabSecret() string { return n.ds.Name + "-client-keytab"
 
 // PodHost is the stable DNS name of a role's pod.
 func (n Names) PodHost(r Role, ordinal int, domain string) string {
-	return fmt.Sprintf("%s-%d.%s.%s.svc.%s", n.StatefulSet(r), ordinal, n.StatefulSet(r), n.ds.Namespace, domain)
+	return n.Host(fmt.Sprintf("%s-%d", n.StatefulSet(r), ordinal), domain)
+}
+
+// Host is the stable DNS name of the pod named pod: every role's StatefulSet has a headless
+// Service of its own name, and a pod's name is that name and its ordinal.
+func (n Names) Host(pod, domain string) string {
+	set := pod
+	if i := strings.LastIndex(pod, "-"); i > 0 {
+		set = pod[:i]
+	}
+	return fmt.Sprintf("%s.%s.%s.svc.%s", pod, set, n.ds.Namespace, domain)
 }
 
 // Realm of a datastore's managed KDC: its name and namespace, upper case.

@@ -45,3 +45,25 @@ func TestLongestAcceptedNameRenders(t *testing.T) {
 		t.Errorf("the limit is not tight: the longest revision label has %d characters", got)
 	}
 }
+
+// The host a pod's wire identity is checked against is its stable name, and the node
+// certificate's wildcard for its role covers it (one label before the wildcard's suffix).
+func TestPodHostIsCoveredByTheCertificate(t *testing.T) {
+	ds, _ := sampleDatastore(t)
+	n := NamesOf(ds)
+	names := DNSNames(ds, "cluster.local")
+	for _, r := range Roles {
+		host := n.PodHost(r, 1, "cluster.local")
+		if got := n.Host(n.StatefulSet(r)+"-1", "cluster.local"); got != host {
+			t.Errorf("%s: Host %s, PodHost %s", r, got, host)
+		}
+		covered := false
+		for _, w := range names {
+			label, rest, _ := strings.Cut(host, ".")
+			covered = covered || (label != "" && "*."+rest == w)
+		}
+		if !covered {
+			t.Errorf("%s: %s is not covered by %v", r, host, names)
+		}
+	}
+}

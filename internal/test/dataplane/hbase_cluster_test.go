@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"testing"
 	"time"
@@ -93,7 +94,10 @@ func TestHBaseProfile(t *testing.T) {
 				port := map[string]int{"RegionServer": hbase.RegionServerPort, "Master": hbase.MasterPort}[role]
 				got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", host, port), probe.HBaseRPC)
 				t.Logf("%s: protocols %v suites %v plaintext %v", role, got.VersionNames(), got.SuiteNames(), deref(got.PlaintextAccepted))
-				if f := verify.Compare(enc.ClientToNode, got, err); !f.Verified {
+				roots := x509.NewCertPool()
+				roots.AppendCertsFromPEM(c.CA.PEM)
+				id := &verify.Identity{Roots: roots, DNSName: host} // the node must prove it is the node
+				if f := verify.WithIdentity(verify.Compare(enc.ClientToNode, got, err), enc.ClientToNode, id, got, err, time.Now()); !f.Verified {
 					t.Errorf("%s RPC: EncryptionVerified=False %s: %v", role, f.Reason, f.Differences)
 				}
 			}
