@@ -1,6 +1,9 @@
 package cassandra
 
 import (
+	"fmt"
+	"regexp"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -49,6 +52,9 @@ func (o Objects) All() []client.Object {
 	return []client.Object{o.ConfigMap, o.HeadlessService, o.ClientService, o.Budget, o.NetworkPolicy, o.StatefulSet}
 }
 
+// datacenterName is the CRD's pattern for spec.cassandra.datacenter.
+var datacenterName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,47}$`)
+
 // Build renders the objects of a Cassandra datastore.
 func Build(c Cluster) (Objects, error) {
 	ds := c.Datastore
@@ -57,6 +63,11 @@ func Build(c Cluster) (Objects, error) {
 	dc := topo.Datacenter
 	if dc == "" {
 		dc = DefaultDatacenter
+	}
+	if !datacenterName.MatchString(dc) {
+		// The CRD refuses it too; the builder does not rely on that, since the name becomes a
+		// line of cassandra-rackdc.properties.
+		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
 	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout}
 	tunnel := c.Tunnel
