@@ -74,22 +74,13 @@ func HodgesLehmann(x, y []float64, level float64) Shift {
 	slices.Sort(d)
 	out := Shift{Estimate: Median(d)}
 
-	// k: how many differences to trim from each end.
 	var k int
 	achieved := level
 	_, ties := midranks(append(slices.Clone(x), y...))
 	if ties == 0 && m*n <= exactLimit {
-		cdf := exactCDF(m, n)
-		alpha := (1 - level) / 2
-		for k < len(cdf) && cdf[k] <= alpha+1e-12 {
-			k++
-		}
-		if k > 0 {
-			achieved = 1 - 2*cdf[k-1]
-		}
+		k, achieved = trimExact(exactCDF(m, n), level)
 	} else {
-		z := math.Sqrt2 * math.Erfinv(level)
-		k = int(math.Floor(float64(m*n)/2 - z*uSigma(m, n, ties)))
+		k = trimNormal(m*n, uSigma(m, n, ties), level)
 	}
 	if k < 1 {
 		return out
@@ -171,4 +162,25 @@ func midranks(v []float64) ([]float64, float64) {
 func uSigma(m, n int, ties float64) float64 {
 	total := float64(m + n)
 	return math.Sqrt(float64(m*n) / 12 * ((total + 1) - ties/(total*(total-1))))
+}
+
+// trimExact is how many of the sorted differences (or Walsh averages) to trim from each end
+// for an interval at level, from the statistic's exact null distribution cdf, with the level
+// that trim really achieves (discrete distributions reach only some levels).
+func trimExact(cdf []float64, level float64) (k int, achieved float64) {
+	alpha := (1 - level) / 2
+	for k < len(cdf) && cdf[k] <= alpha+1e-12 {
+		k++
+	}
+	if k == 0 {
+		return 0, level
+	}
+	return k, 1 - 2*cdf[k-1]
+}
+
+// trimNormal is trimExact from the normal approximation of a statistic over count values with
+// standard deviation sigma.
+func trimNormal(count int, sigma, level float64) int {
+	z := math.Sqrt2 * math.Erfinv(level)
+	return int(math.Floor(float64(count)/2 - z*sigma))
 }

@@ -77,17 +77,9 @@ func PairedShift(d []float64, level float64) Shift {
 	achieved := level
 	_, ties := midranks(absolute(d))
 	if ties == 0 && !slices.Contains(d, 0) && n <= signedRankExactLimit {
-		cdf := signedRankCDF(n)
-		alpha := (1 - level) / 2
-		for k < len(cdf) && cdf[k] <= alpha+1e-12 {
-			k++
-		}
-		if k > 0 {
-			achieved = 1 - 2*cdf[k-1]
-		}
+		k, achieved = trimExact(signedRankCDF(n), level)
 	} else {
-		z := math.Sqrt2 * math.Erfinv(level)
-		k = int(math.Floor(float64(len(w))/2 - z*signedRankSigma(n, ties)))
+		k = trimNormal(len(w), signedRankSigma(n, ties), level)
 	}
 	if k < 1 {
 		return out

@@ -1,7 +1,6 @@
 package cassandra
 
 import (
-	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,24 +20,9 @@ func TestHostileStringsStayInert(t *testing.T) {
 	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-override.yaml",
 		"secureddatastore-cassandra-inline.yaml", "secureddatastore-cassandra-wireguard.yaml"} {
 		sample, _ := sampleDatastore(t, file)
-		benign, err := tryBuild(sample)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for i := range hostile.Fields(&sample.Spec) {
-			ds := sample.DeepCopy()
-			f := hostile.Fields(&ds.Spec)[i]
-			f.Set(hostile.Value)
-			tried++
-			objs, err := tryBuild(ds)
-			if err != nil {
-				refused++
-				continue
-			}
-			for _, why := range hostile.Inert(commands(objs), benign.ConfigMap.Data, objs.ConfigMap.Data) {
-				t.Errorf("%s: spec%s %s", file, f.Path, why)
-			}
-		}
+		fresh := func() (*v1alpha1.SecuredDatastore, any) { ds := sample.DeepCopy(); return ds, &ds.Spec }
+		n, r := hostile.Each(t, fresh, render)
+		tried, refused = tried+n, refused+r
 	}
 	t.Logf("%d hostile strings tried, %d refused by the builders, the rest rendered inert", tried, refused)
 	if tried < 20 {
@@ -46,39 +30,34 @@ func TestHostileStringsStayInert(t *testing.T) {
 	}
 }
 
-// tryBuild resolves the profile and builds, turning a panic into an error the test reports.
-func tryBuild(ds *v1alpha1.SecuredDatastore) (objs Objects, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			panic(fmt.Sprintf("builder panicked: %v", p))
-		}
-	}()
+// render resolves the profile and builds, as the controller does.
+func render(ds *v1alpha1.SecuredDatastore) (hostile.Rendered, error) {
 	var base *v1alpha1.EncryptionSettings
 	if ref := ds.Spec.Encryption.ProfileRef; ref != "" {
 		p, err := samples.Profile(ref)
 		if err != nil {
-			return Objects{}, err
+			return hostile.Rendered{}, err
 		}
 		base = &p.Spec.EncryptionSettings
 	}
 	res, errs := crypto.Resolve(base, &ds.Spec.Encryption.EncryptionSettings, ds.Spec.Engine, field.NewPath("spec", "encryption"))
 	if len(errs) > 0 {
-		return Objects{}, errs.ToAggregate()
+		return hostile.Rendered{}, errs.ToAggregate()
 	}
 	tunnel, err := Tunnel(ds, Target(res.Effective), "cluster.local")
 	if err != nil {
-		return Objects{}, err
+		return hostile.Rendered{}, err
 	}
-	return Build(Cluster{Datastore: ds, Step: Target(res.Effective), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local",
+	objs, err := Build(Cluster{Datastore: ds, Step: Target(res.Effective), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local",
 		VPNImage: "secured.dev/vpn:test", OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds),
 		TrustConfigMap: certs.TrustConfigMap(ds)})
-}
-
-func commands(objs Objects) [][]string {
-	var out [][]string
+	if err != nil {
+		return hostile.Rendered{}, err
+	}
+	out := hostile.Rendered{Files: objs.ConfigMap.Data}
 	spec := objs.StatefulSet.Spec.Template.Spec
 	for _, c := range append(spec.InitContainers, spec.Containers...) {
-		out = append(out, append(append([]string{}, c.Command...), c.Args...))
+		out.Commands = append(out.Commands, append(append([]string{}, c.Command...), c.Args...))
 	}
-	return out
+	return out, nil
 }

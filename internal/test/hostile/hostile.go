@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"testing"
 )
 
 // Marker is in Value, to find where it went.
@@ -105,4 +106,50 @@ func Inert(commands [][]string, benign, got map[string]string) []string {
 
 func shell(arg string) bool {
 	return slices.Contains([]string{"sh", "bash", "/bin/sh", "/bin/bash"}, arg)
+}
+
+// Rendered is what a builder made of a spec: every container's command and arguments, and
+// its configuration files by name.
+type Rendered struct {
+	Commands [][]string
+	Files    map[string]string
+}
+
+// Each sets Value into every string of the spec of a fresh copy of a sample, one string at a
+// time, renders the copy and reports each way the value escaped as a test error. fresh returns
+// a new copy and the spec inside it to walk; render returns an error when the builders refuse
+// the value, which is inert too. It returns how many strings it tried and how many were
+// refused; the benign rendering must succeed.
+func Each[T any](t *testing.T, fresh func() (T, any), render func(T) (Rendered, error)) (tried, refused int) {
+	t.Helper()
+	sample, spec := fresh()
+	benign, err := render(sample)
+	if err != nil {
+		t.Fatalf("the sample itself does not render: %v", err)
+	}
+	for i := range Fields(spec) {
+		obj, spec := fresh()
+		f := Fields(spec)[i]
+		f.Set(Value)
+		tried++
+		got, err := renderSafely(render, obj)
+		if err != nil {
+			refused++
+			continue
+		}
+		for _, why := range Inert(got.Commands, benign.Files, got.Files) {
+			t.Errorf("spec%s %s", f.Path, why)
+		}
+	}
+	return tried, refused
+}
+
+// renderSafely turns a builder's panic into a failure that names it.
+func renderSafely[T any](render func(T) (Rendered, error), obj T) (r Rendered, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			panic(fmt.Sprintf("builder panicked on a hostile value: %v", p))
+		}
+	}()
+	return render(obj)
 }
