@@ -12,10 +12,19 @@ import (
 )
 
 // CacheOptions keep the operator's memory bounded by its own objects: of all pods and Jobs in
-// the cluster it caches only those it manages (datastore nodes, benchmark clients).
-func CacheOptions() cache.Options {
+// the cluster it caches only those it manages (datastore nodes, benchmark clients). With
+// namespaces, it watches namespaced objects there only, so that namespaced Roles in them are
+// all the rights it needs (the chart's default); without, every namespace.
+func CacheOptions(namespaces ...string) cache.Options {
 	own := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "secured-datastore-operator"})}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: own, &batchv1.Job{}: own}}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: own, &batchv1.Job{}: own}}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // ClientOptions: Secrets are read around the cache, so the operator needs no right to list
@@ -26,6 +35,10 @@ func ClientOptions() client.Options {
 
 // Leader election: controller-runtime reads, creates and renews one Lease.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+
+// The metrics endpoint asks the API server who a scraper is and whether it may get /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // SetupWithManager registers every reconciler of the operator with mgr.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {

@@ -3,15 +3,20 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 
@@ -21,49 +26,76 @@ import (
 )
 
 func main() {
+	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfig, os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, starts the manager with the rest configuration config returns and blocks
+// until ctx ends; a test runs the operator through it with exactly the flags and rights a
+// deployment has.
+func run(ctx context.Context, config func() (*rest.Config, error), args []string) error {
 	var (
-		metricsAddr string
-		probeAddr   string
-		leaderElect bool
-		leaderNS    string
-		options     controllers.Options
+		metricsAddr, metricsCertDir string
+		metricsSecure               bool
+		probeAddr                   string
+		leaderElect                 bool
+		leaderNS                    string
+		watchNamespaces             string
+		shippedProfilesDir          string
+		options                     controllers.Options
+		zapOpts                     zap.Options
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
-	flag.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace.")
-	flag.StringVar(&options.CassandraImage, "cassandra-image", "secured.dev/cassandra:5.0.6", "Image of Cassandra nodes, unless a SecuredDatastore sets spec.image. It must have the layout of images/cassandra.")
-	flag.StringVar(&options.ClusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, for the host names in node certificates and seeds.")
-	flag.StringVar(&options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
-	flag.StringVar(&options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
-	var shippedProfilesDir string
-	flag.StringVar(&shippedProfilesDir, "shipped-profiles", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its shipped profiles here); empty applies none.")
-	opts := zap.Options{}
-	flag.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/kind/images.sh builds it).")
-	flag.StringVar(&options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
-	flag.StringVar(&options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/kind/images.sh builds it).")
-	flag.StringVar(&options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
-	flag.StringVar(&options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
-	flag.StringVar(&options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
-	flag.IntVar(&options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	flags := flag.NewFlagSet("manager", flag.ContinueOnError)
+	flags.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flags.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers the API server authenticates and authorizes for get on /metrics; false serves plain HTTP to anyone (for make run).")
+	flags.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint, reloaded when they change; empty serves a self-signed certificate generated at start.")
+	flags.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flags.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
+	flags.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace.")
+	flags.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose datastores, benchmarks and studies the operator manages; it then needs rights in these namespaces only (the chart's Roles). Empty watches every namespace.")
+	flags.StringVar(&options.CassandraImage, "cassandra-image", "secured.dev/cassandra:5.0.6", "Image of Cassandra nodes, unless a SecuredDatastore sets spec.image. It must have the layout of images/cassandra.")
+	flags.StringVar(&options.ClusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, for the host names in node certificates and seeds.")
+	flags.StringVar(&options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
+	flags.StringVar(&options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
+	flags.StringVar(&shippedProfilesDir, "shipped-profiles", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its shipped profiles here); empty applies none.")
+	flags.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/kind/images.sh builds it).")
+	flags.StringVar(&options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
+	flags.StringVar(&options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/kind/images.sh builds it).")
+	flags.StringVar(&options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
+	flags.StringVar(&options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
+	flags.StringVar(&options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
+	flags.IntVar(&options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
+	zapOpts.BindFlags(flags)
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	namespaces, err := parseNamespaces(watchNamespaces)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, cmv1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			log.Error(err, "Building the scheme failed")
-			os.Exit(1)
+			return fmt.Errorf("building the scheme: %w", err)
 		}
 	}
-
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg, err := config()
+	if err != nil {
+		return fmt.Errorf("reading the API server's configuration: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controllers.CacheOptions(),
+		Cache:                   controllers.CacheOptions(namespaces...),
 		Client:                  controllers.ClientOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 metricsOptions(metricsAddr, metricsCertDir, metricsSecure),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "secured-datastore-operator.datastore.secured.dev",
@@ -72,31 +104,45 @@ func main() {
 		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
-		log.Error(err, "Creating the manager failed")
-		os.Exit(1)
+		return fmt.Errorf("creating the manager: %w", err)
 	}
-	ctx := ctrl.SetupSignalHandler()
 	if err := controllers.SetupWithManager(ctx, mgr, options); err != nil {
-		log.Error(err, "Setting up the controllers failed")
-		os.Exit(1)
+		return fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if shippedProfilesDir != "" {
 		if err := mgr.Add(&controllers.ShippedProfiles{Client: mgr.GetClient(), Dir: shippedProfilesDir}); err != nil {
-			log.Error(err, "Adding the shipped profiles failed")
-			os.Exit(1)
+			return fmt.Errorf("adding the shipped profiles: %w", err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		log.Error(err, "Adding the health check failed")
-		os.Exit(1)
+		return fmt.Errorf("adding the health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		log.Error(err, "Adding the readiness check failed")
-		os.Exit(1)
+		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	log.Info("Starting the manager")
+	if len(namespaces) > 0 {
+		log.Info("Starting the manager", "watchNamespaces", namespaces)
+	} else {
+		log.Info("Starting the manager", "watchNamespaces", "all")
+	}
 	if err := mgr.Start(ctx); err != nil {
-		log.Error(err, "The manager stopped with an error")
-		os.Exit(1)
+		return fmt.Errorf("the manager stopped: %w", err)
 	}
+	return nil
+}
+
+// parseNamespaces reads --watch-namespaces, refusing a name no namespace can have.
+func parseNamespaces(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, ns := range strings.Split(list, ",") {
+		ns = strings.TrimSpace(ns)
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("--watch-namespaces: %q is not a namespace name (%s): list namespace names separated by commas, or leave it empty to watch every namespace", ns, strings.Join(errs, "; "))
+		}
+		out = append(out, ns)
+	}
+	return out, nil
 }

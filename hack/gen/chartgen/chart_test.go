@@ -1,94 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"secured.dev/operator/internal/test/chart"
 	"secured.dev/operator/internal/test/tier"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/internal/test/samples"
 )
 
-// The chart rendered by the real Helm (hack/build/helm.sh builds it from the module proxy once).
-
-func helm(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := samples.RepoRoot()
-	bin, err := exec.Command(filepath.Join(root, "hack", "build", "helm.sh")).Output()
-	if err != nil {
-		t.Fatalf("hack/build/helm.sh: %v", err)
-	}
-	cmd := exec.Command(strings.TrimSpace(string(bin)), args...)
-	cmd.Dir = root
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return out.String() + errOut.String(), err
-	}
-	return out.String(), nil
-}
-
-// render templates the chart with --set values and returns its objects by kind.
-func render(t *testing.T, sets ...string) map[string][]unstructured.Unstructured {
-	t.Helper()
-	args := []string{"template", "rel", "charts/secured-datastore-operator", "-n", "secured-system", "--kube-version", "1.36.3"}
-	for _, s := range sets {
-		args = append(args, "--set", s)
-	}
-	out, err := helm(t, args...)
-	if err != nil {
-		t.Fatalf("helm template %v: %v\n%s", sets, err, out)
-	}
-	objs := map[string][]unstructured.Unstructured{}
-	for _, doc := range strings.Split(out, "\n---\n") {
-		var u unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatalf("rendered YAML: %v\n%s", err, doc)
-		}
-		if u.Object != nil {
-			objs[u.GetKind()] = append(objs[u.GetKind()], u)
-		}
-	}
-	return objs
-}
-
-func as[T any](t *testing.T, u unstructured.Unstructured) T {
-	t.Helper()
-	b, err := yaml.Marshal(u.Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v T
-	if err := yaml.UnmarshalStrict(b, &v); err != nil {
-		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
-	}
-	return v
-}
-
-func secretRules(rules []rbacv1.PolicyRule) int {
-	n := 0
-	for _, r := range rules {
-		if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
-			n++
-		}
-	}
-	return n
-}
-
 func TestChartLints(t *testing.T) {
 	tier.Full(t, "helm")
-	if out, err := helm(t, "lint", "--strict", "charts/secured-datastore-operator", "--kube-version", "1.36.3"); err != nil {
+	if out, err := chart.Helm(t, "lint", "--strict", "charts/secured-datastore-operator", "--kube-version", "1.36.3"); err != nil {
 		t.Fatalf("helm lint: %v\n%s", err, out)
 	}
 }
@@ -97,7 +27,7 @@ func TestChartLints(t *testing.T) {
 // namespaces, and a restricted operator pod.
 func TestChartDefaults(t *testing.T) {
 	tier.Full(t, "helm")
-	objs := render(t)
+	objs := chart.Render(t)
 	if n := len(objs["CustomResourceDefinition"]); n != 4 {
 		t.Errorf("%d CRDs, want 4", n)
 	}
@@ -113,7 +43,7 @@ func TestChartDefaults(t *testing.T) {
 	}
 	var dashboards []corev1.ConfigMap
 	for _, u := range objs["ConfigMap"] {
-		cm := as[corev1.ConfigMap](t, u)
+		cm := chart.As[corev1.ConfigMap](t, u)
 		if !strings.HasSuffix(cm.Name, "-profiles") {
 			dashboards = append(dashboards, cm)
 			continue
@@ -132,7 +62,7 @@ func TestChartDefaults(t *testing.T) {
 			}
 		}
 	}
-	dep := as[appsv1.Deployment](t, objs["Deployment"][0])
+	dep := chart.As[appsv1.Deployment](t, objs["Deployment"][0])
 	if !slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--shipped-profiles=/etc/secured-datastore-operator/profiles") ||
 		len(dep.Spec.Template.Spec.Volumes) != 1 || !strings.HasSuffix(dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name, "-secured-datastore-operator-profiles") {
 		t.Errorf("the operator does not mount and apply the shipped profiles: args %v, volumes %+v", dep.Spec.Template.Spec.Containers[0].Args, dep.Spec.Template.Spec.Volumes)
@@ -155,38 +85,8 @@ func TestChartDefaults(t *testing.T) {
 			}
 		}
 	}
-	for _, u := range objs["ClusterRole"] {
-		rules := as[rbacv1.ClusterRole](t, u).Rules
-		if n := secretRules(rules); n > 0 {
-			t.Errorf("ClusterRole %s grants Secrets cluster-wide by default", u.GetName())
-		}
-		if slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "leases") }) {
-			t.Errorf("ClusterRole %s grants Leases in every namespace", u.GetName())
-		}
-	}
-	var roleNamespaces []string
-	leader := 0
-	for _, u := range objs["Role"] {
-		role := as[rbacv1.Role](t, u)
-		if strings.HasSuffix(role.Name, "-leader-election") {
-			// Leader election's Lease and Events, in the release namespace only.
-			leader++
-			if role.Namespace != "secured-system" || len(role.Rules) != 2 || !slices.Equal(role.Rules[0].Resources, []string{"leases"}) ||
-				!slices.Equal(role.Rules[1].Resources, []string{"events"}) || role.Rules[1].APIGroups[0] != "" {
-				t.Errorf("leader-election Role %s/%s: %+v", role.Namespace, role.Name, role.Rules)
-			}
-			continue
-		}
-		if secretRules(role.Rules) != 1 || len(role.Rules) != 1 {
-			t.Errorf("Role %s/%s: %+v, want the Secrets rule only", role.Namespace, role.Name, role.Rules)
-		}
-		roleNamespaces = append(roleNamespaces, role.Namespace)
-	}
-	if !slices.Equal(roleNamespaces, []string{"default", "secured-system"}) {
-		t.Errorf("Secrets Roles in %v, want default and the release namespace", roleNamespaces)
-	}
-	if leader != 1 || len(objs["RoleBinding"]) != 3 {
-		t.Errorf("%d leader-election Roles, %d RoleBindings; want 1 and 3", leader, len(objs["RoleBinding"]))
+	if args := dep.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--watch-namespaces=default") {
+		t.Errorf("args %v: the operator should watch the namespaces it has Roles in", args)
 	}
 
 	pod := dep.Spec.Template.Spec
@@ -207,14 +107,11 @@ func TestChartDefaults(t *testing.T) {
 // Every value changes what it says.
 func TestChartValues(t *testing.T) {
 	tier.Full(t, "helm")
-	objs := render(t, "rbac.clusterWideSecrets=true", "crds.keep=false", "cryptoLabeller.enabled=false",
+	objs := chart.Render(t, "watch.allNamespaces=true", "crds.keep=false", "cryptoLabeller.enabled=false",
 		"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps",
 		"prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write", "leaderElection.enabled=false")
 	if len(objs["Role"]) != 0 {
-		t.Error("clusterWideSecrets still renders per-namespace Roles")
-	}
-	if n := secretRules(as[rbacv1.ClusterRole](t, objs["ClusterRole"][0]).Rules); n != 1 {
-		t.Errorf("clusterWideSecrets: %d Secrets rules in the ClusterRole, want 1", n)
+		t.Error("watch.allNamespaces with leader election off still renders Roles")
 	}
 	for _, u := range objs["CustomResourceDefinition"] {
 		if _, ok := u.GetAnnotations()["helm.sh/resource-policy"]; ok {
@@ -227,13 +124,14 @@ func TestChartValues(t *testing.T) {
 	if sm := objs["ServiceMonitor"]; len(sm) != 1 || sm[0].GetLabels()["release"] != "kps" {
 		t.Errorf("ServiceMonitor %v", sm)
 	}
-	args := as[appsv1.Deployment](t, objs["Deployment"][0]).Spec.Template.Spec.Containers[0].Args
-	if !slices.Contains(args, "--prometheus-remote-write-url=http://prometheus.monitoring.svc:9090/api/v1/write") || slices.Contains(args, "--leader-elect") {
+	args := chart.As[appsv1.Deployment](t, objs["Deployment"][0]).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--prometheus-remote-write-url=http://prometheus.monitoring.svc:9090/api/v1/write") || slices.Contains(args, "--leader-elect") ||
+		slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--watch-namespaces") }) {
 		t.Errorf("args %v", args)
 	}
-	none := render(t, "crds.enabled=false", "profiles.install=false", "dashboards.enabled=false")
+	none := chart.Render(t, "crds.enabled=false", "profiles.install=false", "dashboards.enabled=false")
 	if len(none["CustomResourceDefinition"])+len(none["ConfigMap"]) != 0 ||
-		slices.ContainsFunc(as[appsv1.Deployment](t, none["Deployment"][0]).Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--shipped-profiles") }) {
+		slices.ContainsFunc(chart.As[appsv1.Deployment](t, none["Deployment"][0]).Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--shipped-profiles") }) {
 		t.Error("crds.enabled=false / profiles.install=false / dashboards.enabled=false still render them")
 	}
 }
@@ -245,11 +143,12 @@ func TestChartSchemaRefusesBadValues(t *testing.T) {
 		"bogus=1":                              "additional properties 'bogus' not allowed",
 		"replicaCount=0":                       "/replicaCount': minimum: got 0, want 1",
 		"prometheus.remoteWriteURL=ftp://x":    "/prometheus/remoteWriteURL",
-		"rbac.datastoreNamespaces={Bad_NS}":    "/rbac/datastoreNamespaces/0",
+		"watch.namespaces={Bad_NS}":            "/watch/namespaces/0",
+		"watch.namespaces={}":                  "/watch/namespaces",
 		"image.pullPolicy=Sometimes":           "/image/pullPolicy",
 		"metrics.serviceMonitor.interval=soon": "/metrics/serviceMonitor/interval",
 	} {
-		out, err := helm(t, "template", "rel", "charts/secured-datastore-operator", "--kube-version", "1.36.3", "--set", set)
+		out, err := chart.Helm(t, "template", "rel", "charts/secured-datastore-operator", "--kube-version", "1.36.3", "--set", set)
 		if err == nil || !strings.Contains(out, want) {
 			t.Errorf("--set %s: %v, output should name %q:\n%s", set, err, want, out)
 		}
