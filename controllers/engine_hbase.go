@@ -121,7 +121,7 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 	ds, o := e.ds, e.r.Options
 	objs, err := hbase.Build(hbase.Cluster{
 		Datastore: ds, Encryption: step, Image: o.HBaseImage, KDCImage: o.KDCImage, KeyVersion: e.keyVersion,
-		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix,
+		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
 	})
 	if e.rendered == nil {

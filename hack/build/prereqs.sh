@@ -6,7 +6,8 @@
 # root or CAP_NET_RAW), Prometheus (benchmark clients remote-write to it), and for the VPN
 # tests iproute2 (network namespaces), WireGuard's tools and wireguard-go, OpenVPN, nftables
 # (the sidecar's underlay rule) and iperf3 (tunnel throughput); Chromium opens the HTML study
-# report headless to check its charts are drawn. Go 1.26 itself must already be
+# report headless to check its charts are drawn; python3's venv holds Checkov, the manifest
+# policy scanner. Go 1.26 itself must already be
 # installed; Debian's golang package is too old for this module.
 set -euo pipefail
 log() { echo "prereqs: $*" >&2; }
@@ -27,6 +28,8 @@ command -v openvpn >/dev/null || need+=(openvpn)
 command -v nft >/dev/null || need+=(nftables)
 command -v iperf3 >/dev/null || need+=(iperf3)
 command -v chromium >/dev/null || need+=(chromium)
+# Checkov (hack/build/checkov.sh) installs into a virtualenv.
+{ command -v python3 && python3 -c 'import venv, ensurepip'; } >/dev/null 2>&1 || need+=(python3 python3-venv)
 if ((${#need[@]})); then
   log "installing ${need[*]} from Debian"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo=sudo

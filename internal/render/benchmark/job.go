@@ -14,6 +14,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -186,6 +187,14 @@ func Build(j Job) (*batchv1.Job, error) {
 			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
 		},
 	}
+	deviations := append(podtemplate.WorkloadDeviations(spec), podtemplate.ClientListensOnNothing)
+	if j.Target.HBase != nil {
+		deviations = append(deviations, podtemplate.ImageServiceUser)
+	}
+	if j.Target.Tunnel != nil {
+		deviations = append(deviations, podtemplate.TunnelNetAdmin)
+	}
+	podtemplate.Annotate(&job.ObjectMeta, deviations...)
 	if j.Phase == PhaseRun {
 		// A hung client must not hold the benchmark forever: the run's own length and ten minutes.
 		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((warmUp(b) + duration(b) + 10*time.Minute).Seconds()))

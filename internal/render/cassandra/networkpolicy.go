@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -16,13 +17,7 @@ import (
 // and the wire prober checks that it does.
 func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, tunnel *vpn.Plan) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
-	peers := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: Selector(ds)}}}
-	if operatorNamespace != "" {
-		peers = append(peers, networkingv1.NetworkPolicyPeer{
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
-			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "secured-datastore-operator", "app.kubernetes.io/component": "operator"}},
-		})
-	}
+	peers := append([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: Selector(ds)}}}, podtemplate.ProberPeer(operatorNamespace)...)
 	cql, internode := intstr.FromInt32(NativePort), intstr.FromInt32(StoragePort)
 	ingress := []networkingv1.NetworkPolicyIngressRule{
 		{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &cql}}},

@@ -53,6 +53,14 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap) (*appsv1.StatefulSet,
 		},
 	}
 	sts.Annotations = map[string]string{StepAnnotation: string(step)}
+	deviations := append(podtemplate.WorkloadDeviations(pod), podtemplate.ImageServiceUser)
+	if c.Step.TLSEnabled() {
+		deviations = append(deviations, podtemplate.ReloaderLiveness, podtemplate.ReloaderReadiness)
+	}
+	if c.Tunnel != nil {
+		deviations = append(deviations, podtemplate.TunnelNetAdmin)
+	}
+	podtemplate.Annotate(&sts.ObjectMeta, deviations...)
 	return sts, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,6 +22,8 @@ type Cluster struct {
 	Image, KDCImage    string
 	ClusterDomain      string
 	FeatureLabelPrefix string
+	// OperatorNamespace: the NetworkPolicy admits the operator's wire prober from there.
+	OperatorNamespace string
 	// CertSecret (cert-manager's, with tls-combined.pem and keystore.p12), its keystore
 	// password Secret, and the trust bundle ConfigMap; needed with TLS or Kerberos.
 	CertSecret, KeystorePasswordSecret, TrustConfigMap string
@@ -31,14 +34,15 @@ type Cluster struct {
 
 // Objects are the desired objects of an HBase datastore, in apply order.
 type Objects struct {
-	ConfigMap    *corev1.ConfigMap
-	Services     []*corev1.Service
-	StatefulSets []*appsv1.StatefulSet
+	ConfigMap     *corev1.ConfigMap
+	NetworkPolicy *networkingv1.NetworkPolicy
+	Services      []*corev1.Service
+	StatefulSets  []*appsv1.StatefulSet
 }
 
 // All objects, in apply order.
 func (o Objects) All() []client.Object {
-	out := []client.Object{o.ConfigMap}
+	out := []client.Object{o.ConfigMap, o.NetworkPolicy}
 	for _, s := range o.Services {
 		out = append(out, s)
 	}
@@ -73,6 +77,7 @@ func Build(s Cluster) (Objects, error) {
 	if kerberized {
 		roles = append([]Role{KDC}, Roles...)
 	}
+	o.NetworkPolicy = networkPolicy(ds, s.OperatorNamespace, roles, kerberized)
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
 		hash := roleConfigHash(files, r)

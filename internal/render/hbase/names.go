@@ -23,6 +23,9 @@ func (n Names) StatefulSet(r Role) string { return n.ds.Name + "-" + string(r) }
 // ConfigMap with the rendered files.
 func (n Names) ConfigMap() string { return n.ds.Name + "-hbase-config" }
 
+// NetworkPolicy of the whole datastore.
+func (n Names) NetworkPolicy() string { return n.ds.Name }
+
 // KeytabSecret of a role: the keys of every principal of its pods.
 func (n Names) KeytabSecret(r Role) string { return n.ds.Name + "-" + string(r) + "-keytab" }
 

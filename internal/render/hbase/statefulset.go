@@ -2,6 +2,7 @@ package hbase
 
 import (
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,11 @@ func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash st
 	if persistent(r) {
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{dataClaim(s, r)}
 	}
+	deviations := append(podtemplate.WorkloadDeviations(sts.Spec.Template.Spec), podtemplate.ImageServiceUser)
+	if slices.ContainsFunc(container.Env, func(e corev1.EnvVar) bool { return e.Name == KeystorePasswordEnv }) {
+		deviations = append(deviations, podtemplate.KeystorePasswordEnv)
+	}
+	podtemplate.Annotate(&sts.ObjectMeta, deviations...)
 	return sts
 }
 
@@ -130,7 +136,9 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool) (corev1.Con
 		ReadinessProbe:           &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 10, FailureThreshold: 3},
 		LivenessProbe:            &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 20, FailureThreshold: 6},
 		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", heapMiB[r]+256))},
+			// A CPU request of its own for every role, so that the scheduler never packs a
+			// datastore onto a node that has no CPU left for it.
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", heapMiB[r]+256))},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", 2*heapMiB[r]+256))},
 		},
 		VolumeMounts:    mounts,

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -118,4 +119,16 @@ func EmptyDirVolume(name string) corev1.Volume {
 // TCPProbe checks that the named port accepts connections.
 func TCPProbe(port string) corev1.ProbeHandler {
 	return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}}
+}
+
+// ProberPeer admits the operator's pods in its namespace: the wire prober connects to every
+// port it verifies. Empty namespace: no peer.
+func ProberPeer(operatorNamespace string) []networkingv1.NetworkPolicyPeer {
+	if operatorNamespace == "" {
+		return nil
+	}
+	return []networkingv1.NetworkPolicyPeer{{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "secured-datastore-operator", "app.kubernetes.io/component": "operator"}},
+	}}
 }
