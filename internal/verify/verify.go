@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/probe"
@@ -68,11 +69,22 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 }
 
 // Tunnelled judges a channel a VPN profile puts in the tunnel, probed at the pod's own
-// address, outside the tunnel: verified when nothing answers there, because the datastore
-// binds the port to its tunnel address only and the sidecar drops what is routed to that.
+// address, outside the tunnel (the prober is not a tunnel member). Only a refused connection
+// verifies it: the kernel answered that nothing listens there, because the datastore binds the
+// port to its tunnel address only. Silence (a timeout, no route) proves nothing: a pod or
+// network that is down is silent too, so it is reported unverified. That the channel is served
+// inside the tunnel is shown by the pod's readiness, whose probe checks the tunnel address from
+// within the pod; only ready pods are probed.
 func Tunnelled(got probe.Result, scanErr error) Finding {
-	if errors.Is(scanErr, probe.ErrUnreachable) {
+	switch {
+	case errors.Is(scanErr, syscall.ECONNREFUSED):
 		return Finding{Verified: true, Reason: v1alpha1.ReasonVerified}
+	case errors.Is(scanErr, probe.ErrUnreachable):
+		return Finding{Reason: v1alpha1.ReasonUnreachable, Differences: []string{fmt.Sprintf(
+			"%s did not answer outside the tunnel at all (%v): only a refused connection shows that the port is served on the tunnel address alone, and silence cannot be told from a pod or network that is down",
+			got.Address, strings.ReplaceAll(scanErr.Error(), "\n", ": "))}}
+	case scanErr != nil:
+		return Finding{Reason: v1alpha1.ReasonProbeIncomplete, Differences: []string{fmt.Sprintf("%s: %v", got.Address, scanErr)}}
 	}
 	return Finding{Reason: v1alpha1.ReasonPlaintextAccepted, Differences: []string{
 		fmt.Sprintf("%s answers outside the tunnel, on the pod's own address; only the tunnel address may serve this channel", got.Address)}}

@@ -1,10 +1,14 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
@@ -75,12 +79,61 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// A tunnelled channel is verified only when the pod's own address does not answer.
+// A tunnelled channel is verified only when the pod's own address refuses the connection: the
+// probe meets a real refused port, and a real silent one (a listener that never accepts, with
+// its accept queue full, drops the probe's SYN as a black hole does).
 func TestTunnelled(t *testing.T) {
-	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, fmt.Errorf("%w: connection refused", probe.ErrUnreachable)); !f.Verified {
-		t.Errorf("refused outside the tunnel: %+v", f)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAddr := closed.Addr().String()
+	closed.Close()
+	res, scanErr := probe.Scan(context.Background(), refusedAddr, probe.Options{Timeout: time.Second})
+	if f := Tunnelled(res, scanErr); !f.Verified {
+		t.Errorf("refused outside the tunnel: %+v (%v)", f, scanErr)
+	}
+
+	res, scanErr = probe.Scan(context.Background(), silentAddr(t), probe.Options{Timeout: 500 * time.Millisecond})
+	if f := Tunnelled(res, scanErr); f.Verified || f.Reason != v1alpha1.ReasonUnreachable || !strings.Contains(f.Differences[0], "silence") {
+		t.Errorf("silent outside the tunnel counts as verified: %+v (%v)", f, scanErr)
 	}
 	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, nil); f.Verified || f.Reason != v1alpha1.ReasonPlaintextAccepted {
 		t.Errorf("answering outside the tunnel: %+v", f)
+	}
+	if f := Tunnelled(probe.Result{Address: "10.0.0.1:7000"}, errors.New("handshake interrupted")); f.Verified {
+		t.Errorf("an incomplete probe counts as verified: %+v", f)
+	}
+}
+
+// silentAddr listens with a backlog of zero and fills its accept queue, so that the kernel drops
+// every further SYN: a connection attempt times out.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		if err != nil {
+			return addr // the queue is full: the next SYN is dropped too
+		}
+		t.Cleanup(func() { c.Close() })
+		if i == 16 {
+			t.Fatalf("%d connections into a backlog of zero: the kernel does not drop SYNs here", i+1)
+		}
 	}
 }
