@@ -42,6 +42,11 @@ type probePool struct {
 	queue   []probeJob
 	ready   *sync.Cond
 	batches map[types.NamespacedName]*probeBatch
+	// logins are the datastores' login bootstraps (login_tasks.go), loginSlots bounds them.
+	logins     map[types.NamespacedName]*loginTask
+	loginSlots chan struct{}
+	// ctx is Start's: work outlives no manager.
+	ctx context.Context
 }
 
 // probeBatch is the scan of one datastore's endpoints.
@@ -69,13 +74,16 @@ func newProbePool(prober Prober, workers int, deadline time.Duration) *probePool
 		prober = scanFunc(probe.Scan)
 	}
 	p := &probePool{prober: prober, workers: max(workers, 1), deadline: deadline, wake: make(chan event.GenericEvent, 64),
-		batches: map[types.NamespacedName]*probeBatch{}}
+		batches: map[types.NamespacedName]*probeBatch{}, logins: map[types.NamespacedName]*loginTask{}, loginSlots: make(chan struct{}, max(workers, 1))}
 	p.ready = sync.NewCond(&p.mu)
 	return p
 }
 
 // Start runs the workers until ctx ends (a manager.Runnable).
 func (p *probePool) Start(ctx context.Context) error {
+	p.mu.Lock()
+	p.ctx = ctx
+	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for range p.workers {
 		wg.Go(func() { p.work(ctx) })
@@ -86,6 +94,16 @@ func (p *probePool) Start(ctx context.Context) error {
 	p.mu.Unlock()
 	wg.Wait()
 	return nil
+}
+
+// context is Start's, or the background before Start ran.
+func (p *probePool) context() context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx == nil {
+		return context.Background()
+	}
+	return p.ctx
 }
 
 // NeedLeaderElection: only the leader reconciles, so only it probes.
@@ -158,6 +176,7 @@ func (p *probePool) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.batches, key)
+	delete(p.logins, key)
 }
 
 func sameEndpoint(a, b verify.Endpoint) bool {

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/cqlauth"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/status"
 )
@@ -73,6 +74,9 @@ type Options struct {
 	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
 	// spec.prometheus.remoteWriteURL; empty publishes nothing.
 	PrometheusRemoteWriteURL string
+
+	// bootstrapLogins replaces cqlauth.Bootstrap in tests, which have no Cassandra to log in to.
+	bootstrapLogins func(context.Context, cqlauth.Connect, cqlauth.Plan) (cqlauth.Outcome, error)
 }
 
 func (o Options) clusterDomain() string {
@@ -132,7 +136,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 	return p.reconcile(ctx, r.Client, ds, func(ctx context.Context) (ctrl.Result, error) {
 		return runPhases(ctx, s, r.resolveProfile, r.checkPlacement, r.observe, r.plan, r.prepare,
-			r.reconcileCertificates, r.apply, r.verifyWire)
+			r.reconcileCertificates, r.apply, r.secureLogins, r.verifyWire)
 	})
 }
 

@@ -74,7 +74,7 @@ func startWireTestSignedBy(t *testing.T, name, address string, jmx int, override
 	ca := testpki.New(t)
 	signer := cmp.Or(stranger, ca)
 	dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: signer,
-		DNSNames: []string{cassandra.NamesOf(ds).PodHost(0, "cluster.local")}})
+		DNSNames: cassandra.DNSNames(ds, "cluster.local"), PasswordAuthentication: cassandra.PasswordAuthentication(ds, nil)})
 	issueCertificateBy(t, ds, ca)
 	rollOut(t, ds)
 	runningPod(t, ds, 0, address)

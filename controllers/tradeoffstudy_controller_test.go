@@ -44,10 +44,11 @@ func serveCell(t *testing.T, name, address string, jmx int) {
 	g := NewWithT(t)
 	ds := &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
 	enc := effectiveOf(g, ds)
+	ds = get(g, ds)
 	tls := enc.ClientToNode.Mode != v1alpha1.ChannelDisabled || enc.NodeToNode.Mode != v1alpha1.ChannelDisabled
-	node := dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc)}
+	node := dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), PasswordAuthentication: cassandra.PasswordAuthentication(ds, nil)}
 	if tls {
-		node.CA, node.DNSNames = testpki.New(t), []string{cassandra.NamesOf(ds).PodHost(0, "cluster.local")}
+		node.CA, node.DNSNames = testpki.New(t), cassandra.DNSNames(ds, "cluster.local")
 	}
 	dataplane.StartCassandra(t, node)
 	if tls {

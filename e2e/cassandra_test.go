@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/test/samples"
 )
@@ -137,14 +138,19 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				Containers: []corev1.Container{{
 					Name: "cql", Image: operatorSibling(t, c, "cql-client"), ImagePullPolicy: corev1.PullNever,
-					Args:         []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"},
-					VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
+					Args: []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key",
+						"--login=/login"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}, {Name: "login", MountPath: "/login", ReadOnly: true}},
 					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 				}},
 				// The client trusts the datastore's CA; the node certificate doubles as its
 				// client certificate here (it has the client-auth usage).
-				Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certs.NodeSecret(ds)}}}},
+				// It creates a keyspace of its own, so it logs in as the generated superuser.
+				Volumes: []corev1.Volume{
+					{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certs.NodeSecret(ds)}}},
+					{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cassandra.NamesOf(ds).SuperuserSecret()}}},
+				},
 			}},
 		},
 	}

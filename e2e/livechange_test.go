@@ -345,7 +345,7 @@ func startK6(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	vars := []corev1.EnvVar{{Name: "YCSB_SUMMARY_FILE", Value: corev1.TerminationMessagePathDefault}}
+	vars := []corev1.EnvVar{{Name: "YCSB_SUMMARY_FILE", Value: corev1.TerminationMessagePathDefault}, {Name: "CQL_LOGIN_DIR", Value: "/etc/secured/login"}}
 	for _, k := range keys {
 		vars = append(vars, corev1.EnvVar{Name: k, Value: env[k]})
 	}
@@ -354,19 +354,22 @@ func startK6(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name 
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: ptr.To[int64](60),
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), FSGroup: ptr.To[int64](65532),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
 				Name: "k6", Image: operatorFlag(t, c, "k6-image"), ImagePullPolicy: corev1.PullNever,
 				Args:                     []string{"run", "--no-usage-report", "--no-color", "--quiet", "/bench/k6/ycsb.js"},
 				Env:                      vars,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				VolumeMounts:             []corev1.VolumeMount{{Name: "ca", MountPath: "/etc/secured/ca", ReadOnly: true}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "ca", MountPath: "/etc/secured/ca", ReadOnly: true},
+					{Name: "login", MountPath: "/etc/secured/login", ReadOnly: true}},
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 			}},
 			Volumes: []corev1.Volume{{Name: "ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: certs.TrustConfigMap(ds)}, Optional: ptr.To(true)}}}},
+				LocalObjectReference: corev1.LocalObjectReference{Name: certs.TrustConfigMap(ds)}, Optional: ptr.To(true)}}},
+				// The benchmark clients' role: the ycsb keyspace only.
+				{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cassandra.NamesOf(ds).ClientSecret(), DefaultMode: ptr.To[int32](0o440)}}}},
 		},
 	}
 	if err := c.Create(context.Background(), pod); err != nil {

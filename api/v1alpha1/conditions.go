@@ -12,6 +12,9 @@ const (
 	ConditionCertificatesReady = "CertificatesReady"
 	// ConditionKerberosReady: principals and keytabs exist (HBase with Kerberos).
 	ConditionKerberosReady = "KerberosReady"
+	// ConditionLoginsReady: Cassandra's default superuser is replaced by a generated one and
+	// the benchmark clients' role exists (password authentication).
+	ConditionLoginsReady = "LoginsReady"
 	// ConditionPlacementSatisfied: nodes with the required CPU crypto features exist.
 	ConditionPlacementSatisfied = "PlacementSatisfied"
 	// ConditionEncryptionVerified: the wire prober saw exactly the effective profile.
@@ -61,6 +64,13 @@ const (
 	ReasonIssuingCertificates = "IssuingCertificates"
 	// ReasonNameConflict: an object the datastore would own exists and belongs to someone else.
 	ReasonNameConflict = "NameConflict"
+
+	// Reasons of LoginsReady (and of Ready while logins are pending).
+	ReasonLoginsBootstrapped     = "LoginsBootstrapped"
+	ReasonLoginsPending          = "LoginsPending"
+	ReasonLoginBootstrapFailed   = "LoginBootstrapFailed"
+	ReasonAuthenticationDisabled = "AuthenticationDisabled"
+	ReasonTunnelAuthenticates    = "TunnelAuthenticates"
 	// ReasonInvalidConfiguration: the engine's objects cannot be rendered from the spec.
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonPodSecurityForbidsVPN: the namespace's Pod Security level refuses the VPN sidecar.

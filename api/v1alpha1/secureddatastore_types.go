@@ -53,7 +53,25 @@ type CassandraTopology struct {
 	// storage of each node.
 	// +optional
 	Storage StorageSpec `json:"storage,omitempty"`
+
+	// authentication of CQL clients. Password (the default): Cassandra's PasswordAuthenticator
+	// and CassandraAuthorizer; the operator replaces the well-known default superuser with a
+	// generated one (Secret <name>-superuser) and creates a role for benchmark clients that may
+	// use the ycsb keyspace only (Secret <name>-client). None lets any client that reaches the
+	// CQL port in without a login, and must be asked for.
+	// +optional
+	// +kubebuilder:default=Password
+	Authentication CassandraAuthentication `json:"authentication,omitempty"`
 }
+
+// CassandraAuthentication says how Cassandra authenticates CQL clients.
+// +kubebuilder:validation:Enum=Password;None
+type CassandraAuthentication string
+
+const (
+	CassandraAuthenticationPassword CassandraAuthentication = "Password"
+	CassandraAuthenticationNone     CassandraAuthentication = "None"
+)
 
 // ZooKeeperSpec is the ZooKeeper ensemble HBase coordinates through.
 type ZooKeeperSpec struct {

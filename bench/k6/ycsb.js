@@ -22,6 +22,7 @@
 //   CQL_TLS_PROTOCOL / CQL_TLS_CIPHER_SUITE   pin TLS to exactly this protocol and suite
 //   CQL_TLS_CA_FILE / CQL_TLS_SERVER_NAME     trust and name to verify
 //   CQL_TLS_FALLBACK      plaintext: connect in plaintext to nodes that do not speak TLS yet
+//   CQL_LOGIN_DIR         a directory with the files username and password (a mounted Secret)
 //                         (an application's view of a live Disabled→Optional→Required change;
 //                         never for a measurement); unset
 //   CQL_RETRIES           retries of a failed statement, on the next node at once and on every
@@ -85,6 +86,7 @@ const db = cql({
   consistency: env.CQL_CONSISTENCY || 'ONE',
   connectionsPerHost: num('CQL_CONNECTIONS_PER_HOST', 0),
   retries: num('CQL_RETRIES', 0),
+  loginDir: env.CQL_LOGIN_DIR || '',
   profile: env.YCSB_PROFILE || (env.CQL_TLS_PROTOCOL ? 'tls' : 'plaintext'),
   tls: env.CQL_TLS_PROTOCOL
     ? {

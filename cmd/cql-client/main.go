@@ -14,6 +14,8 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"secured.dev/operator/internal/cqlbench"
 )
 
 func main() {
@@ -25,21 +27,29 @@ func main() {
 		minTLS   = flag.String("min-tls", "TLSv1.3", "lowest TLS version to offer: TLSv1.2 or TLSv1.3")
 		rf       = flag.Int("replication-factor", 3, "replication factor of the test keyspace")
 		value    = flag.String("value", "", "the value to write (a confidentiality canary's marker); empty writes the time")
+		login    = flag.String("login", "", "directory with the files username and password (a datastore's login Secret, mounted); empty connects without a login")
 	)
 	flag.Parse()
-	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value); err != nil {
+	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login); err != nil {
 		fmt.Fprintln(os.Stderr, "cql-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value string) error {
+func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login string) error {
 	if hosts == "" {
 		return fmt.Errorf("--hosts is required")
 	}
 	cluster := gocql.NewCluster(strings.Split(hosts, ",")...)
 	cluster.Timeout, cluster.ConnectTimeout = 15*time.Second, 15*time.Second
 	cluster.ProtoVersion = 4
+	if login != "" {
+		l, err := cqlbench.ReadLogin(login)
+		if err != nil {
+			return fmt.Errorf("--login: %w", err)
+		}
+		cluster.Authenticator = gocql.PasswordAuthenticator{Username: l.Username, Password: l.Password}
+	}
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {

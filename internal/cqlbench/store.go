@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -45,11 +47,32 @@ type Options struct {
 	// that must keep working while a live cluster moves from Disabled through Optional to
 	// Required; never for a measurement, which must run over exactly the pinned session.
 	PlaintextFallback bool
+	// Login of a cluster with PasswordAuthenticator; nil connects without one.
+	Login *Login
 	// Retries of a failed statement: on the next node at once, and, when every node failed,
 	// on all of them again after a pause that doubles from 100 ms to 2 s, up to Retries times
 	// each. 0 fails at once, as a benchmark wants (it counts the failure). Every YCSB statement
 	// is a read or an upsert, so a retry is safe.
 	Retries int
+}
+
+// Login is a CQL role's name and password.
+type Login struct{ Username, Password string }
+
+// ReadLogin reads a login from a directory holding a Secret's username and password keys (the
+// Secret mounted as a volume), so that a password never passes through arguments or scripts.
+func ReadLogin(dir string) (*Login, error) {
+	var l [2]string
+	for i, key := range []string{"username", "password"} {
+		b, err := os.ReadFile(filepath.Join(dir, key))
+		if err != nil {
+			return nil, fmt.Errorf("reading the login: %w (mount the datastore's login Secret there)", err)
+		}
+		if l[i] = strings.TrimRight(string(b), "\r\n"); l[i] == "" {
+			return nil, fmt.Errorf("reading the login: %s/%s is empty", dir, key)
+		}
+	}
+	return &Login{Username: l[0], Password: l[1]}, nil
 }
 
 // TLS is the pinned session and its trust.
@@ -103,6 +126,9 @@ func Open(o Options) (*Store, error) {
 	if o.ConnectionsPerHost > 0 {
 		c.NumConns = o.ConnectionsPerHost
 	}
+	if o.Login != nil {
+		c.Authenticator = gocql.PasswordAuthenticator{Username: o.Login.Username, Password: o.Login.Password}
+	}
 	if o.Retries > 0 {
 		c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: o.Retries}
 		c.DefaultIdempotence = true
@@ -144,22 +170,34 @@ func (s *Store) prepareStatements() {
 }
 
 // CreateSchema creates YCSB's keyspace and usertable if they do not exist, with the given
-// replication factor (SimpleStrategy, as YCSB's documentation does).
+// replication factor (SimpleStrategy, as YCSB's documentation does). A keyspace that exists is
+// left alone without asking: a benchmark role may use its keyspace but not create keyspaces,
+// and Cassandra checks that right before it looks whether the keyspace exists.
 func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
 	fields := make([]string, s.fields)
 	for i := range fields {
 		fields[i] = ycsb.FieldName(i) + " varchar"
 	}
-	for _, stmt := range []string{
-		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", s.ks, replicationFactor),
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.usertable (y_id varchar PRIMARY KEY, %s)", s.ks, strings.Join(fields, ", ")),
-	} {
+	var stmts []string
+	var found string
+	err := s.session.Query("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", s.ks).ScanContext(ctx, &found)
+	switch {
+	case errors.Is(err, gocql.ErrNotFound):
+		stmts = append(stmts, fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", s.ks, replicationFactor))
+	case err != nil:
+		return fmt.Errorf("looking for keyspace %s: %w", s.ks, err)
+	}
+	stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.usertable (y_id varchar PRIMARY KEY, %s)", s.ks, strings.Join(fields, ", ")))
+	for _, stmt := range stmts {
 		if err := s.session.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
 			return fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
 	return nil
 }
+
+// Close closes the session.
+func (s *Store) Close() { s.session.Close() }
 
 // Negotiated is the session's protocol and suite ("plaintext", "none" without TLS, or with
 // a fallback that has not opened a TLS connection yet).

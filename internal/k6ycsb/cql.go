@@ -28,6 +28,9 @@ type cqlOptions struct {
 	Timeout            string      `js:"timeout"`
 	Retries            int         `js:"retries"`
 	TLS                *tlsOptions `js:"tls"`
+	// LoginDir holds the files username and password (a mounted Secret) of a cluster with
+	// PasswordAuthenticator; the password never passes through the script.
+	LoginDir string `js:"loginDir"`
 }
 
 // tlsOptions pin the session to one protocol and one suite.
@@ -81,6 +84,13 @@ func (o cqlOptions) settings(fieldCount int) (cqlbench.Options, error) {
 			return s, err
 		}
 		s.Consistency = c
+	}
+	if o.LoginDir != "" {
+		login, err := cqlbench.ReadLogin(o.LoginDir)
+		if err != nil {
+			return s, fmt.Errorf("ycsb.cql loginDir: %w", err)
+		}
+		s.Login = login
 	}
 	if o.Timeout != "" {
 		d, err := time.ParseDuration(o.Timeout)

@@ -46,6 +46,8 @@ const ContainerName = "client"
 const (
 	script  = "/bench/k6/ycsb.js"
 	caMount = "/etc/secured/ca"
+	// loginMount holds the client login Secret's username and password files.
+	loginMount = "/etc/secured/login"
 )
 
 // Job is what one Job is built from.
@@ -115,9 +117,11 @@ func Build(j Job) (*batchv1.Job, error) {
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](10),
 		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To[int64](65532),
-			RunAsGroup:     ptr.To[int64](65532),
+			RunAsNonRoot: ptr.To(true),
+			RunAsUser:    ptr.To[int64](65532),
+			RunAsGroup:   ptr.To[int64](65532),
+			// Owns the mounted Secrets' files, which are group-readable only.
+			FSGroup:        ptr.To[int64](65532),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		Containers: []corev1.Container{{
@@ -163,6 +167,12 @@ func Build(j Job) (*batchv1.Job, error) {
 		}
 		spec.Volumes = []corev1.Volume{vol}
 		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ca", MountPath: caMount, ReadOnly: true}}
+	}
+	if j.Target.LoginSecret != "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: j.Target.LoginSecret, DefaultMode: ptr.To[int32](0o440),
+			Items: []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password"}}}}})
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "login", MountPath: loginMount, ReadOnly: true})
 	}
 	if p := j.Target.Tunnel; p != nil {
 		if pods > vpn.ClientSlots {
@@ -275,6 +285,9 @@ func env(j Job) []corev1.EnvVar {
 		if t.CA.ConfigMap != "" || t.CA.Secret != "" {
 			add("CQL_TLS_CA_FILE", caMount+"/ca.crt")
 		}
+	}
+	if j.Target.LoginSecret != "" {
+		add("CQL_LOGIN_DIR", loginMount)
 	}
 	if j.RemoteWriteURL != "" {
 		add("K6_PROMETHEUS_RW_SERVER_URL", j.RemoteWriteURL)

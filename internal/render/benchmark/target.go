@@ -32,6 +32,9 @@ type Target struct {
 	HBase *HBaseTarget
 	// Tunnel the clients join, when the datastore's VPN carries client traffic; nil otherwise.
 	Tunnel *vpn.Plan
+	// LoginSecret holds the CQL login (username, password) of a datastore with password
+	// authentication: its benchmark clients' role, which may use the ycsb keyspace only.
+	LoginSecret string
 }
 
 // TLS is the pinned session and where its trust comes from.
@@ -83,6 +86,9 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 		for _, m := range plan.Nodes() {
 			t.Hosts = append(t.Hosts, net.JoinHostPort(m.Address.String(), strconv.Itoa(cassandra.NativePort)))
 		}
+	}
+	if cassandra.PasswordAuthentication(ds, t.Tunnel) {
+		t.LoginSecret = n.ClientSecret()
 	}
 	ch := enc.Effective.ClientToNode
 	if ch.Mode == v1alpha1.ChannelDisabled {

@@ -59,17 +59,13 @@ var datacenterName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,47}$`)
 func Build(c Cluster) (Objects, error) {
 	ds := c.Datastore
 	n := NamesOf(ds)
-	topo := topologyOf(ds)
-	dc := topo.Datacenter
-	if dc == "" {
-		dc = DefaultDatacenter
-	}
+	dc := Datacenter(ds)
 	if !datacenterName.MatchString(dc) {
 		// The CRD refuses it too; the builder does not rely on that, since the name becomes a
 		// line of cassandra-rackdc.properties.
 		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
-	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout}
+	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, PasswordAuthentication: PasswordAuthentication(ds, c.Tunnel)}
 	tunnel := c.Tunnel
 	if tunnel != nil && tunnel.CarriesNodes() {
 		t.Seeds = TunnelSeeds(*tunnel)
@@ -85,7 +81,7 @@ func Build(c Cluster) (Objects, error) {
 		Data: map[string]string{
 			"cassandra.yaml":              string(yaml),
 			"cassandra-rackdc.properties": string(RackDC(t)),
-			"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topo), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
+			"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topologyOf(ds)), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
 		},
 	}
 	if tunnel != nil {

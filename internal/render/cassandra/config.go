@@ -55,6 +55,9 @@ type Topology struct {
 	// one machine give each node its own loopback address.
 	ListenAddress, RPCAddress string
 	Layout                    Layout
+	// PasswordAuthentication: CQL clients log in (PasswordAuthenticator) and roles have only the
+	// permissions granted to them (CassandraAuthorizer).
+	PasswordAuthentication bool
 }
 
 // Config renders cassandra.yaml for a step toward (or at) the effective profile.
@@ -98,8 +101,11 @@ func Config(t Topology, step Step) ([]byte, error) {
 		"hints_directory":           l.DataDir + "/hints",
 		"client_encryption_options": client,
 		"server_encryption_options": server,
-		// Security is this operator's job; authentication stays at Cassandra's default here.
-		"authenticator": "AllowAllAuthenticator",
+		"authenticator":             "AllowAllAuthenticator",
+		"authorizer":                "AllowAllAuthorizer",
+	}
+	if t.PasswordAuthentication {
+		cfg["authenticator"], cfg["authorizer"], cfg["role_manager"] = "PasswordAuthenticator", "CassandraAuthorizer", "CassandraRoleManager"
 	}
 	if t.ListenAddress != "" {
 		cfg["listen_address"] = t.ListenAddress

@@ -15,7 +15,7 @@ import (
 
 var topology = Topology{ClusterName: "orders", Datacenter: "dc1", Seeds: []string{
 	"orders-0.orders-seeds.default.svc.cluster.local", "orders-1.orders-seeds.default.svc.cluster.local",
-}}
+}, PasswordAuthentication: true}
 
 // Every shipped profile a Cassandra datastore can use renders to a golden cassandra.yaml and
 // jvm-server.options.

@@ -9,6 +9,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // Annotations the builders write and the controller reads back.
@@ -48,6 +49,11 @@ func (n Names) StatefulSet() string     { return n.ds.Name }
 func (n Names) HeadlessService() string { return n.ds.Name + "-nodes" }
 func (n Names) ClientService() string   { return n.ds.Name }
 func (n Names) ConfigMap() string       { return n.ds.Name + "-config" }
+
+// SuperuserSecret and ClientSecret hold the CQL logins (username, password) of the generated
+// superuser and of the benchmark clients' role, under Password authentication.
+func (n Names) SuperuserSecret() string { return n.ds.Name + "-superuser" }
+func (n Names) ClientSecret() string    { return n.ds.Name + "-client" }
 
 // Pod is the name of the pod with the ordinal.
 func (n Names) Pod(ordinal int) string { return fmt.Sprintf("%s-%d", n.ds.Name, ordinal) }
@@ -92,6 +98,23 @@ func Nodes(ds *v1alpha1.SecuredDatastore) int32 {
 		return *t.Nodes
 	}
 	return DefaultNodes
+}
+
+// PasswordAuthentication: CQL clients log in unless the datastore asks for None (an empty field,
+// spec.cassandra omitted so that the API server had nothing to default, is closed too), or its
+// tunnel carries client traffic: then CQL listens inside the tunnel only, tunnel membership (a
+// key of the datastore's) is what admits a client, and the operator, which is no member, could
+// not reach CQL to replace the default superuser.
+func PasswordAuthentication(ds *v1alpha1.SecuredDatastore, tunnel *vpn.Plan) bool {
+	return topologyOf(ds).Authentication != v1alpha1.CassandraAuthenticationNone && (tunnel == nil || !tunnel.CarriesClients())
+}
+
+// Datacenter the nodes report (cassandra-rackdc.properties).
+func Datacenter(ds *v1alpha1.SecuredDatastore) string {
+	if dc := topologyOf(ds).Datacenter; dc != "" {
+		return dc
+	}
+	return DefaultDatacenter
 }
 
 func topologyOf(ds *v1alpha1.SecuredDatastore) v1alpha1.CassandraTopology {

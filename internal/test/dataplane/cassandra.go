@@ -39,6 +39,9 @@ type Node struct {
 	JMXPort int
 	// Step: the encryption the builders render.
 	Step cassandra.Step
+	// PasswordAuthentication: CQL clients log in (a datastore's default); tests of other
+	// concerns run without.
+	PasswordAuthentication bool
 	// CA signs the node's certificate (for its address and DNSNames); nil when no channel uses
 	// TLS.
 	CA       *testpki.CA
@@ -112,7 +115,8 @@ func (n *CassandraNode) Restart(t testing.TB, step cassandra.Step) {
 func (n *CassandraNode) render(t testing.TB) {
 	t.Helper()
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
-		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()}}
+		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()},
+		PasswordAuthentication: n.PasswordAuthentication}
 	if n.Tunnel != nil {
 		// The launcher sets both addresses, the tunnel's from the address table and the
 		// pod's from POD_IP, as in a pod.

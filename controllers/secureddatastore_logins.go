@@ -1,0 +1,194 @@
+package controllers
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/cqlauth"
+	"secured.dev/operator/internal/pintls"
+	"secured.dev/operator/internal/render/benchmark"
+	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/status"
+)
+
+// loginRetry paces bootstrap attempts that failed (Cassandra creates its default superuser
+// about 10 s after the first node starts).
+const loginRetry = 15 * time.Second
+
+// secureLogins closes a Cassandra datastore with password authentication once every node is
+// up: the generated superuser replaces the default one and the benchmark clients' role exists
+// (cqlauth.Bootstrap). Until then the datastore is not Ready: a client would find no role to
+// log in as, and the well-known default superuser would still open it.
+func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
+	ds := s.ds
+	e, ok := s.engine.(*cassandraEngine)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if !cassandra.PasswordAuthentication(ds, e.tunnel) {
+		reason, msg := v1alpha1.ReasonAuthenticationDisabled, "spec.cassandra.authentication is None: any client that reaches the CQL port gets in without a login"
+		if cassandra.PasswordAuthentication(ds, nil) {
+			reason, msg = v1alpha1.ReasonTunnelAuthenticates, "the VPN carries client traffic, so CQL answers tunnel members only and their tunnel keys admit them; Cassandra runs without logins (the operator is no tunnel member and could not replace the default superuser)"
+		}
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionLoginsReady, metav1.ConditionFalse, reason, msg)
+		return ctrl.Result{}, nil
+	}
+	n := cassandra.NamesOf(ds)
+	superuser, createdSuperuser, err := r.ensureLogin(ctx, ds, n.SuperuserSecret(), cqlauth.SuperuserName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	clients, createdClient, err := r.ensureLogin(ctx, ds, n.ClientSecret(), cqlauth.ClientName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// A login generated anew (its Secret was deleted) is not in Cassandra yet.
+	if meta.IsStatusConditionTrue(ds.Status.Conditions, v1alpha1.ConditionLoginsReady) && !createdSuperuser && !createdClient {
+		return ctrl.Result{}, nil
+	}
+	pending := func(reason, msg string) {
+		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionLoginsReady, metav1.ConditionFalse, reason, msg)
+		if meta.IsStatusConditionTrue(ds.Status.Conditions, v1alpha1.ConditionReady) {
+			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonLoginsPending,
+				"every node is up; the logins are not bootstrapped yet: "+msg)
+		}
+	}
+	var hosts []string
+	for i := range s.pods {
+		if p := &s.pods[i]; status.PodReady(p) && p.Status.PodIP != "" {
+			hosts = append(hosts, net.JoinHostPort(p.Status.PodIP, strconv.Itoa(cassandra.NativePort)))
+		}
+	}
+	if nodes := cassandra.Nodes(ds); int32(len(hosts)) < nodes {
+		pending(v1alpha1.ReasonLoginsPending, fmt.Sprintf("waiting for every node (%d of %d ready): roles are written at QUORUM", len(hosts), nodes))
+		return ctrl.Result{}, nil
+	}
+	dial, err := r.cqlDial(ctx, ds, s.resolution.Effective.ClientToNode, hosts)
+	if err != nil {
+		pending(v1alpha1.ReasonLoginBootstrapFailed, err.Error())
+		return ctrl.Result{RequeueAfter: loginRetry}, nil
+	}
+	plan := cqlauth.Plan{Superuser: superuser, Client: clients, Keyspace: "ycsb", Datacenter: cassandra.Datacenter(ds),
+		ReplicationFactor: int(min(cassandra.Nodes(ds), 3))}
+	bootstrap := r.Options.bootstrapLogins
+	if bootstrap == nil {
+		bootstrap = cqlauth.Bootstrap
+	}
+	task := r.pool().bootstrapLogins(client.ObjectKeyFromObject(ds), func(ctx context.Context) (cqlauth.Outcome, error) {
+		return bootstrap(ctx, dial.Connect(), plan)
+	})
+	switch {
+	case task == nil:
+		pending(v1alpha1.ReasonLoginsPending, fmt.Sprintf("replacing the default superuser and creating the clients' role on %d nodes", len(hosts)))
+		return ctrl.Result{}, nil
+	case task.err != nil:
+		pending(v1alpha1.ReasonLoginBootstrapFailed, task.err.Error())
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, v1alpha1.ReasonLoginBootstrapFailed, "BootstrapLogins", "%s", task.err.Error())
+		// The next attempt, at once: the failed one waited loginRetry before it reported.
+		r.pool().bootstrapLogins(client.ObjectKeyFromObject(ds), func(ctx context.Context) (cqlauth.Outcome, error) {
+			return bootstrap(ctx, dial.Connect(), plan)
+		})
+		return ctrl.Result{}, nil
+	}
+	msg := fmt.Sprintf("clients log in: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace %s only (Secret %s)",
+		plan.Superuser.Username, n.SuperuserSecret(), plan.Client.Username, plan.Keyspace, n.ClientSecret())
+	if task.out.Replaced {
+		msg = "the default superuser cassandra is gone; " + msg
+	}
+	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionLoginsReady, metav1.ConditionTrue, v1alpha1.ReasonLoginsBootstrapped, msg) {
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, v1alpha1.ReasonLoginsBootstrapped, "BootstrapLogins", "%s", msg)
+	}
+	// Ready again on the next pass, from the roll's state.
+	return ctrl.Result{Requeue: true}, nil
+}
+
+// ensureLogin returns the login in Secret name, generating it the first time (created). The Secret has no
+// owner: like the volumes, whose system_auth tables hold the role it opens, it outlives the
+// datastore, so that a datastore created again on the same volumes can still log in.
+func (r *SecuredDatastoreReconciler) ensureLogin(ctx context.Context, ds *v1alpha1.SecuredDatastore, name, username string) (l cqlauth.Login, created bool, err error) {
+	sec := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: ds.Namespace, Name: name}
+	switch err := r.APIReader.Get(ctx, key, sec); {
+	case err == nil:
+		labels := cassandra.Labels(ds)
+		if sec.Labels["app.kubernetes.io/managed-by"] != labels["app.kubernetes.io/managed-by"] || sec.Labels["app.kubernetes.io/instance"] != ds.Name {
+			return l, false, r.nameConflict(ds, "Secret", name)
+		}
+		l = cqlauth.Login{Username: string(sec.Data["username"]), Password: string(sec.Data["password"])}
+		if l.Username == "" || l.Password == "" {
+			return l, false, r.blockReady(ds, v1alpha1.ReasonLoginBootstrapFailed,
+				fmt.Sprintf("Secret %s lacks a username or a password: restore them, or delete the Secret together with the datastore's volumes", name))
+		}
+		return l, false, nil
+	case !apierrors.IsNotFound(err):
+		return l, false, fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return l, false, err
+	}
+	l = cqlauth.Login{Username: username, Password: base64.RawURLEncoding.EncodeToString(b)}
+	sec = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: cassandra.Labels(ds)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{"username": []byte(l.Username), "password": []byte(l.Password)},
+	}
+	if err := r.Client.Create(ctx, sec); err != nil {
+		return cqlauth.Login{}, false, fmt.Errorf("creating Secret %s: %w", name, err)
+	}
+	return l, true, nil
+}
+
+// cqlDial reaches the nodes as the benchmark's clients do: over the client channel's TLS when it
+// is Required (pinned the same way, verified against the trust bundle, with the node certificate
+// where clients must present one), in plaintext when the channel allows it.
+func (r *SecuredDatastoreReconciler) cqlDial(ctx context.Context, ds *v1alpha1.SecuredDatastore, ch v1alpha1.EffectiveChannel, hosts []string) (cqlauth.Dial, error) {
+	d := cqlauth.Dial{Hosts: hosts}
+	if ch.Mode != v1alpha1.ChannelRequired {
+		return d, nil
+	}
+	target, err := benchmark.DatastoreTarget(ds, r.Options.clusterDomain())
+	if err != nil {
+		return d, err
+	}
+	if d.Pin, err = pintls.Parse(target.TLS.Protocol, target.TLS.CipherSuite); err != nil {
+		return d, err
+	}
+	trust := &corev1.ConfigMap{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust); err != nil {
+		return d, fmt.Errorf("reading the trust bundle: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(trust.Data["ca.crt"])) {
+		return d, fmt.Errorf("ConfigMap %s has no CA certificate in ca.crt", trust.Name)
+	}
+	d.TLS = &tls.Config{RootCAs: roots, ServerName: target.TLS.ServerName}
+	if ch.ClientAuth == v1alpha1.ClientAuthRequired {
+		node := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeSecret(ds)}, node); err != nil {
+			return d, fmt.Errorf("reading the node certificate to present as a client: %w", err)
+		}
+		cert, err := tls.X509KeyPair(node.Data[corev1.TLSCertKey], node.Data[corev1.TLSPrivateKeyKey])
+		if err != nil {
+			return d, fmt.Errorf("the node certificate in Secret %s: %w", node.Name, err)
+		}
+		d.TLS.Certificates = []tls.Certificate{cert}
+	}
+	return d, nil
+}
