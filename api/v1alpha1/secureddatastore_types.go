@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -275,6 +276,24 @@ type SecuredDatastoreSpec struct {
 	// verification: how often the wire prober checks what the endpoints really accept.
 	// +optional
 	Verification *VerificationSpec `json:"verification,omitempty"`
+
+	// access: who may open a connection to the client ports (Cassandra's CQL; HBase's
+	// ZooKeeper client, Master and RegionServer RPC and KDC ports). Every other port answers
+	// only the datastore's own pods and the operator's wire prober.
+	// +optional
+	Access *AccessSpec `json:"access,omitempty"`
+}
+
+// AccessSpec names the clients the datastore's NetworkPolicy admits to its client ports.
+type AccessSpec struct {
+	// clients admitted, as NetworkPolicy peers (pod and namespace selectors, IP blocks).
+	// Without it, pods of the datastore's own namespace are (which is where benchmarks and
+	// studies run their clients); with it, exactly these peers, plus the benchmark clients the
+	// operator runs in the datastore's namespace. Enforced where the cluster's network plugin
+	// enforces NetworkPolicies.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Clients []networkingv1.NetworkPolicyPeer `json:"clients,omitempty"`
 }
 
 // DatastorePhase is a one-word summary of a datastore's state; conditions carry the detail.

@@ -11,8 +11,9 @@ import (
 	"secured.dev/operator/internal/render/vpn"
 )
 
-// networkPolicy admits clients on CQL and only the datastore's own pods (and the operator's
-// wire prober) on the internode port; everything else (JMX, the legacy SSL storage port, Thrift) is closed. Cassandra 5 serves TLS
+// networkPolicy admits the clients spec.access names (by default: pods of the datastore's
+// namespace) on CQL and only the datastore's own pods (and the operator's wire prober) on the
+// internode port; everything else (JMX, the legacy SSL storage port, Thrift) is closed. Cassandra 5 serves TLS
 // and plaintext on the same ports, so refusing plaintext on them is the configuration's job,
 // and the wire prober checks that it does.
 func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, tunnel *vpn.Plan) *networkingv1.NetworkPolicy {
@@ -20,7 +21,7 @@ func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, tunn
 	peers := append([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: Selector(ds)}}}, podtemplate.ProberPeer(operatorNamespace)...)
 	cql, internode := intstr.FromInt32(NativePort), intstr.FromInt32(StoragePort)
 	ingress := []networkingv1.NetworkPolicyIngressRule{
-		{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &cql}}},
+		{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &cql}}, From: append(podtemplate.ClientPeers(ds), peers...)},
 		{
 			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &internode}},
 			From:  peers,

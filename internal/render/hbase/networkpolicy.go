@@ -22,8 +22,9 @@ func clientPorts(kerberized bool) []int32 {
 	return ports
 }
 
-// networkPolicy selects every pod of the datastore; its rules admit clients on the client ports
-// and only the datastore's own pods and the prober on every port of every role.
+// networkPolicy selects every pod of the datastore; its rules admit the clients spec.access
+// names (by default: pods of the datastore's namespace) on the client ports, and only the
+// datastore's own pods and the prober on every port of every role.
 func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, roles []Role, kerberized bool) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
 	var clients, internal []networkingv1.NetworkPolicyPort
@@ -44,7 +45,7 @@ func networkPolicy(ds *v1alpha1.SecuredDatastore, operatorNamespace string, role
 			PodSelector: metav1.LabelSelector{MatchLabels: own},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{
-				{Ports: clients},
+				{Ports: clients, From: append(podtemplate.ClientPeers(ds), peers...)},
 				{Ports: internal, From: peers},
 			},
 		},

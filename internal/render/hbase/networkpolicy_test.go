@@ -7,8 +7,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
-// Clients reach ZooKeeper, the Master, the RegionServers and (with Kerberos) the KDC; HDFS,
-// ZooKeeper's quorum and the web UIs answer only the datastore's pods and the prober.
+// Clients (by default, pods of the datastore's namespace) reach ZooKeeper, the Master, the
+// RegionServers and (with Kerberos) the KDC; HDFS, ZooKeeper's quorum and the web UIs answer
+// only the datastore's pods and the prober.
 func TestNetworkPolicyClosesEverythingButTheClientPorts(t *testing.T) {
 	ds, enc := sampleDatastore(t)
 	c := clusterOf(ds, enc)
@@ -19,9 +20,15 @@ func TestNetworkPolicyClosesEverythingButTheClientPorts(t *testing.T) {
 	}
 	np := objs.NetworkPolicy
 	open, peersOnly := map[int32]bool{}, map[int32]bool{}
+	namespaceWide := func(p networkingv1.NetworkPolicyPeer) bool {
+		return p.NamespaceSelector == nil && p.IPBlock == nil && p.PodSelector != nil && len(p.PodSelector.MatchLabels)+len(p.PodSelector.MatchExpressions) == 0
+	}
 	for _, rule := range np.Spec.Ingress {
+		if len(rule.From) == 0 {
+			t.Errorf("a rule admits every peer of the cluster: %+v", rule)
+		}
 		for _, p := range rule.Ports {
-			if len(rule.From) == 0 {
+			if slices.ContainsFunc(rule.From, namespaceWide) {
 				open[p.Port.IntVal] = true
 			} else {
 				peersOnly[p.Port.IntVal] = true

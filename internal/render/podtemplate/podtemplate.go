@@ -121,6 +121,19 @@ func TCPProbe(port string) corev1.ProbeHandler {
 	return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}}
 }
 
+// ClientPeers are who may reach a datastore's client ports: spec.access.clients and the
+// benchmark clients the operator runs beside the datastore, or, without spec.access, every pod
+// of the datastore's namespace.
+func ClientPeers(ds *v1alpha1.SecuredDatastore) []networkingv1.NetworkPolicyPeer {
+	if ds.Spec.Access == nil || len(ds.Spec.Access.Clients) == 0 {
+		return []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}
+	}
+	peers := append([]networkingv1.NetworkPolicyPeer{}, ds.Spec.Access.Clients...)
+	return append(peers, networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+		"app.kubernetes.io/managed-by": "secured-datastore-operator", "app.kubernetes.io/component": "benchmark",
+	}}})
+}
+
 // ProberPeer admits the operator's pods in its namespace: the wire prober connects to every
 // port it verifies. Empty namespace: no peer.
 func ProberPeer(operatorNamespace string) []networkingv1.NetworkPolicyPeer {
