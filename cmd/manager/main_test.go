@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -8,8 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +30,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,57 +65,11 @@ func TestWatchNamespacesRefusesBadNames(t *testing.T) {
 func TestOperatorRunsWithTheChartsNamespacedRoles(t *testing.T) {
 	tier.Full(t, "envtest and helm")
 	g := NewWithT(t)
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := env.Client
-
-	for _, ns := range []string{chart.Namespace, "team-a", "team-b"} {
-		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	}
-	objs := chart.Render(t, "watch.namespaces={team-a}")
-	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
-		for _, u := range objs[kind] {
-			g.Expect(c.Create(ctx, &u)).To(Succeed(), "%s %s", kind, u.GetName())
-		}
-	}
-	sa := chart.As[corev1.ServiceAccount](t, objs["ServiceAccount"][0])
-	for _, u := range objs["ServiceAccount"] {
-		if strings.HasSuffix(u.GetName(), "-secured-datastore-operator") {
-			sa = chart.As[corev1.ServiceAccount](t, u)
-		}
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.Namespace, "system:authenticated"},
-	}
-
-	// The Deployment's arguments, with the addresses and paths of this test.
-	dep := chart.As[appsv1.Deployment](t, objs["Deployment"][0])
+	inst := install(t, "watch.namespaces={team-a}")
+	ctx, c, cfg := inst.ctx, inst.env.Client, inst.cfg
+	g.Expect(inst.args).To(ContainElements("--leader-elect", "--watch-namespaces=team-a"))
 	metricsAddr := freeAddr(t)
-	var args []string
-	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
-		if strings.HasPrefix(a, "--shipped-profiles=") {
-			a = "--shipped-profiles=" + samples.ProfilesDir()
-		}
-		args = append(args, a)
-	}
-	g.Expect(args).To(ContainElements("--leader-elect", "--watch-namespaces=team-a"))
-	args = append(args, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0",
-		"--namespace="+chart.Namespace, "--leader-election-namespace="+chart.Namespace)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, func() (*rest.Config, error) { return cfg, nil }, args) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("the operator stopped with: %v", err)
-		}
-	})
+	inst.start(t, "--metrics-bind-address="+metricsAddr)
 
 	plain := &v1alpha1.SecuredDatastore{
 		ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "team-a"},
@@ -165,7 +126,7 @@ func TestOperatorRunsWithTheChartsNamespacedRoles(t *testing.T) {
 	}).Should(Succeed())
 
 	// What the chart does not grant, the API server refuses the operator.
-	clientset := kubernetes.NewForConfigOrDie(env.Config)
+	clientset := kubernetes.NewForConfigOrDie(inst.env.Config)
 	user := cfg.Impersonate
 	for _, attrs := range []authorizationv1.ResourceAttributes{
 		{Namespace: "team-b", Verb: "create", Group: "apps", Resource: "statefulsets"},
@@ -215,6 +176,78 @@ func TestOperatorRunsWithTheChartsNamespacedRoles(t *testing.T) {
 	}
 }
 
+// installation is the chart's RBAC in a real API server and the operator's arguments from the
+// chart's Deployment, ready to run operators as the chart's ServiceAccount.
+type installation struct {
+	ctx  context.Context
+	env  *testenv.Env
+	cfg  *rest.Config
+	args []string
+}
+
+// install starts an API server, creates the chart's namespace and team-a and team-b, and the
+// chart's ServiceAccount, ClusterRoles, Roles and bindings rendered with sets.
+func install(t *testing.T, sets ...string) *installation {
+	t.Helper()
+	g := NewWithT(t)
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := env.Client
+	for _, ns := range []string{chart.Namespace, "team-a", "team-b"} {
+		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+	objs := chart.Render(t, sets...)
+	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+		for _, u := range objs[kind] {
+			g.Expect(c.Create(ctx, &u)).To(Succeed(), "%s %s", kind, u.GetName())
+		}
+	}
+	dep := chart.As[appsv1.Deployment](t, objs["Deployment"][0])
+	cfg := rest.CopyConfig(env.Config)
+	sa := dep.Spec.Template.Spec.ServiceAccountName
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + chart.Namespace + ":" + sa,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + chart.Namespace, "system:authenticated"},
+	}
+	// The Deployment's arguments, with the paths and namespace of this test.
+	var args []string
+	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
+		if strings.HasPrefix(a, "--shipped-profiles=") {
+			a = "--shipped-profiles=" + samples.ProfilesDir()
+		}
+		args = append(args, a)
+	}
+	args = append(args, "--health-probe-bind-address=0", "--namespace="+chart.Namespace, "--leader-election-namespace="+chart.Namespace)
+	return &installation{ctx: ctx, env: env, cfg: cfg, args: args}
+}
+
+// start runs one operator replica with the installation's arguments and extra ones; stop
+// cancels it (as a killed pod's replica) and waits for it; the test's end stops it too.
+func (in *installation) start(t *testing.T, extra ...string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(in.ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, func() (*rest.Config, error) { return in.cfg, nil }, append(append([]string{}, in.args...), extra...))
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("the operator stopped with: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
 // token creates a ServiceAccount in the chart's namespace and returns a token the API server issued it.
 func token(t *testing.T, ctx context.Context, cs kubernetes.Interface, name string) string {
 	t.Helper()
@@ -253,4 +286,118 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprintf("127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+}
+
+// Two replicas, as the chart runs them, as two processes of the real binary: one holds the
+// lease and reconciles, the other waits. When the leader is killed (SIGKILL: no lease release,
+// as when its node dies), the other takes the lease once it expires and carries on, with a
+// change made while no one was leading.
+func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
+	tier.Full(t, "envtest, helm and the manager binary")
+	g := NewWithT(t)
+	inst := install(t, "watch.namespaces={team-a}", "replicaCount=2")
+	ctx, c := inst.ctx, inst.env.Client
+	holder := func() string {
+		lease := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: chart.Namespace, Name: "secured-datastore-operator.datastore.secured.dev"}, lease); err != nil {
+			return ""
+		}
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}
+	leaderProc := inst.process(t, "first")
+	g.Eventually(holder, 60*time.Second).ShouldNot(BeEmpty())
+	leader := holder()
+	inst.process(t, "second")
+
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "ha", Namespace: "team-a"},
+		Spec: v1alpha1.SecuredDatastoreSpec{Engine: v1alpha1.EngineCassandra,
+			Cassandra:  &v1alpha1.CassandraTopology{Nodes: ptr.To[int32](1), Authentication: v1alpha1.CassandraAuthenticationNone},
+			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "plaintext"}},
+	}
+	g.Eventually(func() error { return c.Create(ctx, ds) }, 30*time.Second).Should(Succeed()) // once the shipped profile exists
+	replicas := func() int32 {
+		sts := &appsv1.StatefulSet{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), sts); err != nil {
+			return 0
+		}
+		return ptr.Deref(sts.Spec.Replicas, 0)
+	}
+	g.Eventually(replicas, 30*time.Second).Should(BeEquivalentTo(1))
+	g.Consistently(holder, 3*time.Second).Should(Equal(leader), "the standby took the lease from a live leader")
+
+	if err := leaderProc.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
+	ds.Spec.Cassandra.Nodes = ptr.To[int32](2)
+	g.Expect(c.Update(ctx, ds)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(holder()).NotTo(BeElementOf(leader, ""))
+		g.Expect(replicas()).To(BeEquivalentTo(2))
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
+		g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
+	}, 90*time.Second).Should(Succeed())
+	t.Logf("the standby took the lease and applied the change %s after the leader was killed", time.Since(killed).Round(100*time.Millisecond))
+}
+
+// process runs one replica as a process of the manager binary, built once, with the
+// installation's arguments and a kubeconfig that impersonates the chart's ServiceAccount. The
+// test's end kills it (by its PID) if the test has not.
+func (in *installation) process(t *testing.T, name string) *exec.Cmd {
+	t.Helper()
+	bin := managerBinary(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: in.cfg.Host, CertificateAuthorityData: in.cfg.CAData}
+	cfg.AuthInfos["operator"] = &clientcmdapi.AuthInfo{ClientCertificateData: in.cfg.CertData, ClientKeyData: in.cfg.KeyData,
+		Impersonate: in.cfg.Impersonate.UserName, ImpersonateGroups: in.cfg.Impersonate.Groups}
+	cfg.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "operator"}
+	cfg.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append(append([]string{}, in.args...), "--metrics-bind-address=0")...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("replica %s:\n%s", name, out.String())
+		}
+	})
+	return cmd
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// managerBinary builds cmd/manager into a temporary directory once per test binary.
+func managerBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "manager-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "manager")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
 }

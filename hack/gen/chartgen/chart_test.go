@@ -85,6 +85,11 @@ func TestChartDefaults(t *testing.T) {
 			}
 		}
 	}
+	// Two replicas on different nodes, one kept through drains: the standby takes the lease.
+	if *dep.Spec.Replicas != 2 || dep.Spec.Template.Spec.Affinity == nil || dep.Spec.Template.Spec.Affinity.PodAntiAffinity == nil ||
+		len(objs["PodDisruptionBudget"]) != 1 {
+		t.Errorf("replicas %d, affinity %+v, %d PDBs; want 2 spread replicas and a PDB", *dep.Spec.Replicas, dep.Spec.Template.Spec.Affinity, len(objs["PodDisruptionBudget"]))
+	}
 	if args := dep.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--watch-namespaces=default") {
 		t.Errorf("args %v: the operator should watch the namespaces it has Roles in", args)
 	}
@@ -109,7 +114,7 @@ func TestChartValues(t *testing.T) {
 	tier.Full(t, "helm")
 	objs := chart.Render(t, "watch.allNamespaces=true", "crds.keep=false", "cryptoLabeller.enabled=false",
 		"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps",
-		"prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write", "leaderElection.enabled=false")
+		"prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write", "leaderElection.enabled=false", "replicaCount=1")
 	if len(objs["Role"]) != 0 {
 		t.Error("watch.allNamespaces with leader election off still renders Roles")
 	}
@@ -147,6 +152,7 @@ func TestChartSchemaRefusesBadValues(t *testing.T) {
 		"watch.namespaces={}":                  "/watch/namespaces",
 		"image.pullPolicy=Sometimes":           "/image/pullPolicy",
 		"metrics.serviceMonitor.interval=soon": "/metrics/serviceMonitor/interval",
+		"leaderElection.enabled=false":         "replicaCount above 1 needs leaderElection.enabled",
 	} {
 		out, err := chart.Helm(t, "template", "rel", "charts/secured-datastore-operator", "--kube-version", "1.36.3", "--set", set)
 		if err == nil || !strings.Contains(out, want) {
