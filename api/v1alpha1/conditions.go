@@ -64,19 +64,27 @@ const (
 	ReasonIssuingCertificates = "IssuingCertificates"
 	// ReasonNameConflict: an object the datastore would own exists and belongs to someone else.
 	ReasonNameConflict = "NameConflict"
-
-	// Reasons of LoginsReady (and of Ready while logins are pending).
-	ReasonLoginsBootstrapped     = "LoginsBootstrapped"
-	ReasonLoginsPending          = "LoginsPending"
-	ReasonLoginBootstrapFailed   = "LoginBootstrapFailed"
-	ReasonAuthenticationDisabled = "AuthenticationDisabled"
-	ReasonTunnelAuthenticates    = "TunnelAuthenticates"
 	// ReasonInvalidConfiguration: the engine's objects cannot be rendered from the spec.
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonPodSecurityForbidsVPN: the namespace's Pod Security level refuses the VPN sidecar.
 	ReasonPodSecurityForbidsVPN = "PodSecurityForbidsVPN"
 	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running datastore.
 	ReasonVPNChangeUnsupported = "VPNChangeUnsupported"
+)
+
+// Reasons of LoginsReady (Cassandra's password authentication), and of Ready while the logins
+// are pending.
+const (
+	// ReasonLoginsBootstrapped: the default superuser is replaced and the clients' role exists.
+	ReasonLoginsBootstrapped = "LoginsBootstrapped"
+	// ReasonLoginsPending: waiting for every node, or the bootstrap is under way.
+	ReasonLoginsPending = "LoginsPending"
+	// ReasonLoginBootstrapFailed: the last attempt failed (the message says why); retried.
+	ReasonLoginBootstrapFailed = "LoginBootstrapFailed"
+	// ReasonAuthenticationDisabled: spec.cassandra.authentication is None.
+	ReasonAuthenticationDisabled = "AuthenticationDisabled"
+	// ReasonTunnelAuthenticates: the VPN carries clients; tunnel keys admit them.
+	ReasonTunnelAuthenticates = "TunnelAuthenticates"
 )
 
 // Reasons of CertificatesReady and KerberosReady.

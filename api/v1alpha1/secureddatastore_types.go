@@ -503,6 +503,7 @@ type SecuredDatastoreStatus struct {
 // +kubebuilder:printcolumn:name="Rank",type=integer,JSONPath=`.status.encryption.assessment.rank`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Verified",type=string,JSONPath=`.status.conditions[?(@.type=="EncryptionVerified")].status`
+// +kubebuilder:printcolumn:name="Logins",type=string,JSONPath=`.status.conditions[?(@.type=="LoginsReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a letter and hold only lower-case letters, digits and '-': the datastore's Services are named after it (RFC 1035 labels)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= (self.spec.engine == 'HBase' ? 45 : 52)",message="metadata.name is too long: at most 52 characters for Cassandra and 45 for HBase, so that every object, pod and label derived from it (such as <name>-master-<revision>) is valid; choose a shorter name"
