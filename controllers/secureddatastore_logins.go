@@ -155,17 +155,21 @@ func (r *SecuredDatastoreReconciler) ensureLogin(ctx context.Context, ds *v1alph
 	return l, true, nil
 }
 
-// cqlDial reaches the nodes as the benchmark's clients do: over the client channel's TLS when it
-// is Required (pinned the same way, verified against the trust bundle, with the node certificate
-// where clients must present one), in plaintext when the channel allows it.
+// cqlDial reaches the nodes as the benchmark's clients do: over the client channel's TLS whenever
+// it offers TLS, Optional included, since the statements carry passwords (pinned the same way,
+// verified against the trust bundle, with the node certificate where clients must present one);
+// in plaintext only when the profile has no TLS for clients at all.
 func (r *SecuredDatastoreReconciler) cqlDial(ctx context.Context, ds *v1alpha1.SecuredDatastore, ch v1alpha1.EffectiveChannel, hosts []string) (cqlauth.Dial, error) {
 	d := cqlauth.Dial{Hosts: hosts}
-	if ch.Mode != v1alpha1.ChannelRequired {
+	if ch.Mode == v1alpha1.ChannelDisabled {
 		return d, nil
 	}
 	target, err := benchmark.DatastoreTarget(ds, r.Options.clusterDomain())
 	if err != nil {
 		return d, err
+	}
+	if target.TLS == nil {
+		return d, fmt.Errorf("the client channel is %s but the benchmark's client sees no TLS to pin", ch.Mode)
 	}
 	if d.Pin, err = pintls.Parse(target.TLS.Protocol, target.TLS.CipherSuite); err != nil {
 		return d, err
