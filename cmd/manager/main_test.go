@@ -39,6 +39,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/test/chart"
+	"secured.dev/operator/internal/test/gobuild"
 	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/internal/test/testenv"
 	"secured.dev/operator/internal/test/tier"
@@ -347,7 +348,7 @@ func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
 // test's end kills it (by its PID) if the test has not.
 func (in *installation) process(t *testing.T, name string) *exec.Cmd {
 	t.Helper()
-	bin := managerBinary(t)
+	bin := gobuild.Command(t, "secured.dev/operator/cmd/manager")
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: in.cfg.Host, CertificateAuthorityData: in.cfg.CAData}
@@ -373,31 +374,4 @@ func (in *installation) process(t *testing.T, name string) *exec.Cmd {
 		}
 	})
 	return cmd
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// managerBinary builds cmd/manager into a temporary directory once per test binary.
-func managerBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "manager-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "manager")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
 }

@@ -8,48 +8,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/test/gobuild"
 	"secured.dev/operator/internal/test/samples"
 )
 
-var (
-	buildOnce sync.Once
-	k6Path    string
-	buildErr  error
-)
-
 // k6 builds the product's k6 binary (cmd/k6) once per test binary.
-func k6(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "k6ycsb-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		k6Path = filepath.Join(dir, "k6")
-		cmd := exec.Command("go", "build", "-o", k6Path, "secured.dev/operator/cmd/k6")
-		cmd.Dir = samples.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{err, out}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building k6: %v", buildErr)
-	}
-	return k6Path
-}
-
-type buildError struct {
-	err error
-	out []byte
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + string(e.out) }
+func k6(t testing.TB) string { return gobuild.Command(t, "secured.dev/operator/cmd/k6") }
 
 // runK6 runs bench/k6/ycsb.js with the environment given and returns the summary the
 // operator would read, and k6's output.

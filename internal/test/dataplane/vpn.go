@@ -2,12 +2,12 @@ package dataplane
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"secured.dev/operator/internal/render/vpn"
+	"secured.dev/operator/internal/test/gobuild"
 	"secured.dev/operator/internal/test/samples"
 )
 
@@ -67,11 +67,5 @@ func StartTunnel(t testing.TB, h *Host, plan vpn.Plan, dir, member string) *proc
 // it on a host of their own.
 func CQLClient(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cql-client")
-	cmd := exec.Command("go", "build", "-o", bin, "secured.dev/operator/cmd/cql-client")
-	cmd.Dir = samples.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building cql-client: %v\n%s", err, out)
-	}
-	return bin
+	return gobuild.Command(t, "secured.dev/operator/cmd/cql-client")
 }
