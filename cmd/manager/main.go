@@ -39,46 +39,16 @@ func main() {
 // until ctx ends; a test runs the operator through it with exactly the flags and rights a
 // deployment has.
 func run(ctx context.Context, config func() (*rest.Config, error), args []string) error {
-	var (
-		metricsAddr, metricsCertDir string
-		metricsSecure               bool
-		probeAddr                   string
-		leaderElect                 bool
-		leaderNS                    string
-		watchNamespaces             string
-		shippedProfilesDir          string
-		options                     controllers.Options
-		zapOpts                     zap.Options
-	)
-	flags := flag.NewFlagSet("manager", flag.ContinueOnError)
-	flags.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
-	flags.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers the API server authenticates and authorizes for get on /metrics; false serves plain HTTP to anyone (for make run).")
-	flags.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint, reloaded when they change; empty serves a self-signed certificate generated at start.")
-	flags.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
-	flags.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
-	flags.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace.")
-	flags.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose datastores, benchmarks and studies the operator manages; it then needs rights in these namespaces only (the chart's Roles). Empty watches every namespace.")
-	flags.StringVar(&options.CassandraImage, "cassandra-image", "secured.dev/cassandra:5.0.6", "Image of Cassandra nodes, unless a SecuredDatastore sets spec.image. It must have the layout of images/cassandra.")
-	flags.StringVar(&options.ClusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, for the host names in node certificates and seeds.")
-	flags.StringVar(&options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
-	flags.StringVar(&options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
-	flags.StringVar(&shippedProfilesDir, "shipped-profiles", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its shipped profiles here); empty applies none.")
-	flags.StringVar(&options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/kind/images.sh builds it).")
-	flags.StringVar(&options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
-	flags.StringVar(&options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/kind/images.sh builds it).")
-	flags.StringVar(&options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
-	flags.StringVar(&options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
-	flags.StringVar(&options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
-	flags.IntVar(&options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
-	zapOpts.BindFlags(flags)
+	var st settings
+	flags := newFlags(&st)
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	namespaces, err := parseNamespaces(watchNamespaces)
+	namespaces, err := parseNamespaces(st.watchNamespaces)
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&st.zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
 	scheme := runtime.NewScheme()
@@ -95,22 +65,22 @@ func run(ctx context.Context, config func() (*rest.Config, error), args []string
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(namespaces...),
 		Client:                  controllers.ClientOptions(),
-		Metrics:                 metricsOptions(metricsAddr, metricsCertDir, metricsSecure),
-		HealthProbeBindAddress:  probeAddr,
-		LeaderElection:          leaderElect,
+		Metrics:                 metricsOptions(st.metricsAddr, st.metricsCertDir, st.metricsSecure),
+		HealthProbeBindAddress:  st.probeAddr,
+		LeaderElection:          st.leaderElect,
 		LeaderElectionID:        "secured-datastore-operator.datastore.secured.dev",
-		LeaderElectionNamespace: leaderNS,
+		LeaderElectionNamespace: st.leaderNS,
 		// Release the lease on shutdown so a new replica takes over at once during upgrades.
 		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controllers.SetupWithManager(ctx, mgr, options); err != nil {
+	if err := controllers.SetupWithManager(ctx, mgr, st.options); err != nil {
 		return fmt.Errorf("setting up the controllers: %w", err)
 	}
-	if shippedProfilesDir != "" {
-		if err := mgr.Add(&controllers.ShippedProfiles{Client: mgr.GetClient(), Dir: shippedProfilesDir}); err != nil {
+	if st.shippedProfilesDir != "" {
+		if err := mgr.Add(&controllers.ShippedProfiles{Client: mgr.GetClient(), Dir: st.shippedProfilesDir}); err != nil {
 			return fmt.Errorf("adding the shipped profiles: %w", err)
 		}
 	}
@@ -145,4 +115,44 @@ func parseNamespaces(list string) ([]string, error) {
 		out = append(out, ns)
 	}
 	return out, nil
+}
+
+// settings are what the flags set.
+type settings struct {
+	metricsAddr, metricsCertDir string
+	metricsSecure               bool
+	probeAddr                   string
+	leaderElect                 bool
+	leaderNS                    string
+	watchNamespaces             string
+	shippedProfilesDir          string
+	options                     controllers.Options
+	zapOpts                     zap.Options
+}
+
+// newFlags defines the manager's flags on s; the README's table documents each of them, which a
+// test checks.
+func newFlags(s *settings) *flag.FlagSet {
+	flags := flag.NewFlagSet("manager", flag.ContinueOnError)
+	flags.StringVar(&s.metricsAddr, "metrics-bind-address", ":8443", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flags.BoolVar(&s.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers the API server authenticates and authorizes for get on /metrics; false serves plain HTTP to anyone (for make run).")
+	flags.StringVar(&s.metricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint, reloaded when they change; empty serves a self-signed certificate generated at start.")
+	flags.StringVar(&s.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flags.BoolVar(&s.leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
+	flags.StringVar(&s.leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace.")
+	flags.StringVar(&s.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose datastores, benchmarks and studies the operator manages; it then needs rights in these namespaces only (the chart's Roles). Empty watches every namespace.")
+	flags.StringVar(&s.options.CassandraImage, "cassandra-image", "secured.dev/cassandra:5.0.6", "Image of Cassandra nodes, unless a SecuredDatastore sets spec.image. It must have the layout of images/cassandra.")
+	flags.StringVar(&s.options.ClusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, for the host names in node certificates and seeds.")
+	flags.StringVar(&s.options.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the operator runs in (from POD_NAMESPACE); datastore NetworkPolicies admit its wire prober.")
+	flags.StringVar(&s.options.FeatureLabelPrefix, "feature-label-prefix", placement.LabelPrefix, "Prefix of the node labels that name CPU crypto features (<prefix>AESNI=true); Node Feature Discovery's by default, as the crypto labeller writes them.")
+	flags.StringVar(&s.shippedProfilesDir, "shipped-profiles", "", "Directory of EncryptionProfile manifests to server-side apply at start (the Helm chart mounts its shipped profiles here); empty applies none.")
+	flags.StringVar(&s.options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/kind/images.sh builds it).")
+	flags.StringVar(&s.options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
+	flags.StringVar(&s.options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/kind/images.sh builds it).")
+	flags.StringVar(&s.options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
+	flags.StringVar(&s.options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
+	flags.StringVar(&s.options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
+	flags.IntVar(&s.options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
+	s.zapOpts.BindFlags(flags)
+	return flags
 }
