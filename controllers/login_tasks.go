@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/cqlauth"
 )
 
@@ -40,8 +37,8 @@ func (p *probePool) bootstrapLogins(key types.NamespacedName, run func(context.C
 	}
 	t := &loginTask{}
 	p.logins[key] = t
+	ctx := p.contextLocked()
 	go func() {
-		ctx := p.context()
 		select {
 		case p.loginSlots <- struct{}{}:
 		case <-ctx.Done():
@@ -64,10 +61,7 @@ func (p *probePool) bootstrapLogins(key types.NamespacedName, run func(context.C
 		p.mu.Lock()
 		t.done, t.out, t.err = true, out, err
 		p.mu.Unlock()
-		select {
-		case p.wake <- event.GenericEvent{Object: &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
-		case <-ctx.Done():
-		}
+		p.wakeUp(ctx, key)
 	}()
 	return nil
 }

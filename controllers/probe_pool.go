@@ -96,14 +96,23 @@ func (p *probePool) Start(ctx context.Context) error {
 	return nil
 }
 
-// context is Start's, or the background before Start ran.
-func (p *probePool) context() context.Context {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// contextLocked is Start's context, or the background before Start ran; p.mu is held.
+func (p *probePool) contextLocked() context.Context {
 	if p.ctx == nil {
 		return context.Background()
 	}
 	return p.ctx
+}
+
+// wakeUp runs the datastore's reconcile again (the controller watches p.wake); false when ctx
+// ended first.
+func (p *probePool) wakeUp(ctx context.Context, key types.NamespacedName) bool {
+	select {
+	case p.wake <- event.GenericEvent{Object: &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // NeedLeaderElection: only the leader reconciles, so only it probes.
@@ -137,12 +146,8 @@ func (p *probePool) work(ctx context.Context) {
 		j.batch.pending--
 		done := j.batch.pending == 0
 		p.mu.Unlock()
-		if done {
-			select {
-			case p.wake <- event.GenericEvent{Object: &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Namespace: j.key.Namespace, Name: j.key.Name}}}:
-			case <-ctx.Done():
-				return
-			}
+		if done && !p.wakeUp(ctx, j.key) {
+			return
 		}
 	}
 }

@@ -90,9 +90,10 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 	if bootstrap == nil {
 		bootstrap = cqlauth.Bootstrap
 	}
-	task := r.pool().bootstrapLogins(client.ObjectKeyFromObject(ds), func(ctx context.Context) (cqlauth.Outcome, error) {
+	key, run := client.ObjectKeyFromObject(ds), func(ctx context.Context) (cqlauth.Outcome, error) {
 		return bootstrap(ctx, dial.Connect(), plan)
-	})
+	}
+	task := r.pool().bootstrapLogins(key, run)
 	switch {
 	case task == nil:
 		pending(v1alpha1.ReasonLoginsPending, fmt.Sprintf("replacing the default superuser and creating the clients' role on %d nodes", len(hosts)))
@@ -101,9 +102,7 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 		pending(v1alpha1.ReasonLoginBootstrapFailed, task.err.Error())
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, v1alpha1.ReasonLoginBootstrapFailed, "BootstrapLogins", "%s", task.err.Error())
 		// The next attempt, at once: the failed one waited loginRetry before it reported.
-		r.pool().bootstrapLogins(client.ObjectKeyFromObject(ds), func(ctx context.Context) (cqlauth.Outcome, error) {
-			return bootstrap(ctx, dial.Connect(), plan)
-		})
+		r.pool().bootstrapLogins(key, run)
 		return ctrl.Result{}, nil
 	}
 	msg := fmt.Sprintf("clients log in: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace %s only (Secret %s)",

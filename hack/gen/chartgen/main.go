@@ -189,7 +189,9 @@ func rbac(src string) (clusterRole, namespacedRoles, leader []byte, err error) {
   annotations:
     checkov.io/skip1: "CKV_K8S_21=Kubernetes records the events of cluster-scoped objects in the default namespace"`
 	)
-	binding := func(kind, name, namespace, sa, annotations string) string {
+	// binding binds kind/name to the operator's ServiceAccount; root is the template's root
+	// context (. at the top level, $ inside a range).
+	binding := func(kind, name, namespace, root, annotations string) string {
 		ns := ""
 		if namespace != "" {
 			ns = "\n  namespace: " + namespace
@@ -199,14 +201,14 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: ` + kind + `Binding
 metadata:
   name: ` + name + ns + `
-  labels: {{- include "sdo.labels" ` + sa + ` | nindent 4 }}` + annotations + `
+  labels: {{- include "sdo.labels" ` + root + ` | nindent 4 }}` + annotations + `
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ` + kind + `
   name: ` + name + `
 subjects:
   - kind: ServiceAccount
-    name: {{ include "sdo.serviceAccountName" ` + sa + ` }}
+    name: {{ include "sdo.serviceAccountName" ` + root + ` }}
     namespace: {{ $.Release.Namespace }}
 `
 	}
