@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,7 +65,8 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	cells := study.Cells(st.Name, &st.Spec, map[string]study.Profile{"plaintext": {}, "tls13-aes128-gcm": {Rank: 120}})
 	for i, base := range []int64{5000, 4000} {
 		for k := range 6 {
-			cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{ThroughputOpsPerSec: base + int64(13*k), P99Micros: 3000})
+			cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{Round: int32(k + 1), ThroughputOpsPerSec: base + int64(13*k), P99Micros: 3000,
+				ServerCPUMicrosPerOp: strconv.Itoa(200 + 40*i + k), BackgroundCores: "0.30"})
 		}
 	}
 	a := study.Analyze(st.Name, &st.Spec, 1, cells)

@@ -200,6 +200,7 @@ func TestBenchmarkRunsJobsAndCollectsResults(t *testing.T) {
 		g.Expect(st.Runs[1].ThroughputOpsPerSec).To(Equal(int64(2000)))
 		g.Expect(st.Runs[1].NegotiatedCipherSuite).To(Equal("TLS_AES_128_GCM_SHA256"))
 		g.Expect(st.Runs[1].ClientCPUMillis).To(Equal(int64(1500)))
+		g.Expect(st.Runs[1].CPU).To(Equal(&v1alpha1.RunCPU{Unavailable: "the operator reads no CPU accounting: give it a Prometheus that scrapes the kubelets (--cpu-accounting-prometheus-url)"}))
 		g.Expect(st.Runs[1].Latencies).To(Equal([]v1alpha1.LatencySummary{{Operation: "read", Count: 20000, P50Micros: 800, P95Micros: 1500, P99Micros: 3000, MaxMicros: 9000}}))
 		g.Expect(st.MedianThroughputOpsPerSec).To(Equal(int64(2500)))
 		g.Expect(condition(st.Conditions, v1alpha1.ConditionComplete).Reason).To(Equal("Succeeded"))

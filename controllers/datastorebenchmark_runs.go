@@ -71,7 +71,13 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 		if err != nil || out == nil {
 			return ctrl.Result{}, waitOr(err)
 		}
+		if wait := r.cpuSettling(s, out); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, errPhaseBlocked
+		}
 		r.record(b, run, out)
+		if run.Phase == v1alpha1.RunSucceeded {
+			run.CPU = r.accountCPU(ctx, s, out)
+		}
 		s.collected = append(s.collected, job)
 		if run.Phase == v1alpha1.RunFailed {
 			r.fail(b, v1alpha1.ReasonRunFailed, fmt.Sprintf("run %d failed: %s", run.Index, run.InvalidReason))

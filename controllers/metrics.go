@@ -59,6 +59,10 @@ var (
 		Name: "secured_datastore_benchmark_run_latency_seconds",
 		Help: "Latency percentile of one operation type in one valid benchmark run, as the clients measured it.",
 	}, append(benchmarkLabels, "run", "op", "quantile"))
+	benchmarkRunCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secured_datastore_benchmark_run_cpu_seconds",
+		Help: "CPU time spent during the measured window of one valid benchmark run, by part: server (the datastore's containers), sidecars, background (everything else on their nodes), client (the benchmark clients' own account).",
+	}, append(benchmarkLabels, "run", "part"))
 	benchmarkMedianOps = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "secured_datastore_benchmark_median_throughput_ops",
 		Help: "Median throughput over a succeeded benchmark's valid runs.",
@@ -78,13 +82,18 @@ var (
 	studyOverhead         = studyGauge("overhead_ratio", "Throughput lost against the baseline of the same acceleration and size (0.2 = 20%; negative = faster).")
 	studyOverheadLow      = studyGauge("overhead_ratio_ci_low", "Lower bound of the 95% confidence interval of a cell's overhead.")
 	studyOverheadHigh     = studyGauge("overhead_ratio_ci_high", "Upper bound of the 95% confidence interval of a cell's overhead.")
+	studyServerCPU        = studyGauge("server_cpu_seconds_per_op", "Median over repetitions of the datastore's CPU time per operation, from the kubelets' counters.")
+	studyCPUOverhead      = studyGauge("server_cpu_overhead_ratio", "Operations per server CPU-second lost against the baseline of the same acceleration and size (0.2 = 20%: an operation costs 1.25 times the CPU).")
+	studyCPUOverheadLow   = studyGauge("server_cpu_overhead_ratio_ci_low", "Lower bound of the 95% confidence interval of a cell's server CPU overhead.")
+	studyCPUOverheadHigh  = studyGauge("server_cpu_overhead_ratio_ci_high", "Upper bound of the 95% confidence interval of a cell's server CPU overhead.")
 	studyP99              = studyGauge("p99_latency_seconds", "Median over repetitions of a cell's p99 latency (slowest operation type).")
 	studyRecommendedCells = studyGauge("recommended", "1 for the cells of the recommended profile, 0 for the others.")
-	studyGauges           = []*prometheus.GaugeVec{studyThroughput, studyThroughputLow, studyThroughputHigh, studyOverhead, studyOverheadLow, studyOverheadHigh, studyP99, studyRecommendedCells}
+	studyGauges           = []*prometheus.GaugeVec{studyThroughput, studyThroughputLow, studyThroughputHigh, studyOverhead, studyOverheadLow, studyOverheadHigh,
+		studyServerCPU, studyCPUOverhead, studyCPUOverheadLow, studyCPUOverheadHigh, studyP99, studyRecommendedCells}
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(probeDuration, benchmarkRunOps, benchmarkRunLatency, benchmarkMedianOps)
+	ctrlmetrics.Registry.MustRegister(probeDuration, benchmarkRunOps, benchmarkRunLatency, benchmarkRunCPU, benchmarkMedianOps)
 	for _, g := range append(slices.Clone(datastoreGauges), studyGauges...) {
 		ctrlmetrics.Registry.MustRegister(g)
 	}
@@ -107,6 +116,13 @@ func publishStudy(st *v1alpha1.TradeoffStudy) {
 			studyOverhead.WithLabelValues(l...).Set(v / 100)
 		}
 		setRange(studyOverheadLow, studyOverheadHigh, l, c.OverheadCI95, 0.01)
+		if v, err := strconv.ParseFloat(c.ServerCPUMicrosPerOp, 64); err == nil {
+			studyServerCPU.WithLabelValues(l...).Set(v / 1e6)
+		}
+		if v, err := strconv.ParseFloat(c.ServerCPUOverheadPercent, 64); err == nil {
+			studyCPUOverhead.WithLabelValues(l...).Set(v / 100)
+		}
+		setRange(studyCPUOverheadLow, studyCPUOverheadHigh, l, c.ServerCPUOverheadCI95, 0.01)
 		studyP99.WithLabelValues(l...).Set(float64(c.P99Micros) / 1e6)
 		recommended := 0.0
 		if rec := st.Status.Recommendation; rec != nil && rec.Profile == c.Profile {
@@ -205,6 +221,14 @@ func publishBenchmark(b *v1alpha1.DatastoreBenchmark) {
 				benchmarkRunLatency.WithLabelValues(append(base, run, l.Operation, q)...).Set(float64(us) / 1e6)
 			}
 		}
+		if r.ClientCPUMillis > 0 {
+			benchmarkRunCPU.WithLabelValues(append(base, run, "client")...).Set(float64(r.ClientCPUMillis) / 1000)
+		}
+		if c := r.CPU; c != nil && c.Unavailable == "" {
+			for part, ms := range map[string]int64{"server": c.ServerMillis, "sidecars": c.SidecarMillis, "background": c.BackgroundMillis} {
+				benchmarkRunCPU.WithLabelValues(append(base, run, part)...).Set(float64(ms) / 1000)
+			}
+		}
 	}
 	if b.Status.Phase == v1alpha1.BenchmarkSucceeded {
 		benchmarkMedianOps.WithLabelValues(base...).Set(float64(b.Status.MedianThroughputOpsPerSec))
@@ -213,7 +237,7 @@ func publishBenchmark(b *v1alpha1.DatastoreBenchmark) {
 
 // forgetBenchmark drops the series of a benchmark that no longer exists.
 func forgetBenchmark(namespace, name string) {
-	for _, v := range []*prometheus.GaugeVec{benchmarkRunOps, benchmarkRunLatency, benchmarkMedianOps} {
+	for _, v := range []*prometheus.GaugeVec{benchmarkRunOps, benchmarkRunLatency, benchmarkRunCPU, benchmarkMedianOps} {
 		v.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "benchmark": name})
 	}
 }

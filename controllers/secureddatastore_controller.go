@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -74,6 +75,12 @@ type Options struct {
 	// PrometheusRemoteWriteURL receives the benchmark clients' samples unless a benchmark sets
 	// spec.prometheus.remoteWriteURL; empty publishes nothing.
 	PrometheusRemoteWriteURL string
+	// CPUAccounting reads what the datastore and its nodes spent during each benchmark run;
+	// nil leaves the runs' server CPU unavailable, with that reason.
+	CPUAccounting CPUAccountant
+	// CPUSettle: how long after a run's window its last kubelet samples take to reach
+	// Prometheus (its scrape interval and a margin); the run is recorded only then.
+	CPUSettle time.Duration
 
 	// bootstrapLogins replaces cqlauth.Bootstrap in tests, which have no Cassandra to log in to.
 	bootstrapLogins func(context.Context, cqlauth.Connect, cqlauth.Plan) (cqlauth.Outcome, error)

@@ -256,6 +256,14 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
 			if run, ok := study.Run(&b, k+1); ok { // every round runs each cell once: its k-th run is round k+1
+				run, repeat := study.Judge(&s.study.Spec, cell, run)
+				if repeat {
+					// The same schedule position again: the set-aside run moves the cell to
+					// its next attempt, a benchmark of its own.
+					cell.SetAside = append(cell.SetAside, run)
+					r.Recorder.Eventf(s.study, &b, "Warning", v1alpha1.ReasonRunSetAside, "Run", "%s, round %d: %s", cell.Name, k+1, run.Busy)
+					continue
+				}
 				cell.Runs = append(cell.Runs, run)
 			}
 			if countScheduled(st.Schedule, cell.Name) == len(cell.Runs) {

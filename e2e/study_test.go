@@ -21,16 +21,18 @@ import (
 	"secured.dev/operator/internal/study"
 )
 
-// A real TradeoffStudy on the Kind cluster: four Cassandra profiles × hardware AES on and
-// emulated off × three interleaved repetitions, one single-node datastore per cell. Along the
-// way the operator is restarted (the study must resume where it was, never going back) and a
-// benchmark client pod is killed (its run must be marked invalid and repeated). It completes,
-// every cell is measured exactly three times, and the report ConfigMap carries the analysis.
-func TestStudyOfFourCassandraProfilesThroughAnOperatorRestartAndALostClient(t *testing.T) {
+// A real TradeoffStudy on the Kind cluster: three Cassandra profiles × hardware AES on and
+// emulated off × three interleaved repetitions of 30 s, one single-node datastore per cell.
+// Along the way the operator is restarted (the study must resume where it was, never going
+// back) and a benchmark client pod is killed (its run must be marked invalid and repeated). It
+// completes, every cell is measured exactly three times, and the report ConfigMap carries the
+// analysis, with the server CPU per operation and the background of the runs from the
+// kubelets' counters.
+func TestStudyOfThreeCassandraProfilesThroughAnOperatorRestartAndALostClient(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "study", "restricted")
-	profiles := []string{"plaintext", "tls12-aes128-gcm", "tls13-aes128-gcm", "tls13-chacha20"}
+	profiles := []string{"plaintext", "tls12-aes128-gcm", "tls13-aes128-gcm"}
 	for _, p := range profiles {
 		applyProfile(t, c, p)
 	}
@@ -41,7 +43,7 @@ func TestStudyOfFourCassandraProfilesThroughAnOperatorRestartAndALostClient(t *t
 			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra, Cassandra: smallCassandra(0)},
 			Matrix: v1alpha1.StudyMatrix{Profiles: profiles, Baseline: "plaintext",
 				Acceleration: []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff}, ClusterSizes: []int32{1}},
-			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 15 * time.Second}},
+			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 30 * time.Second}},
 			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](16)},
 			WarmUp:      &metav1.Duration{Duration: 5 * time.Second},
 			Repetitions: ptr.To[int32](3),
@@ -117,8 +119,8 @@ func TestStudyOfFourCassandraProfilesThroughAnOperatorRestartAndALostClient(t *t
 	} else if len(invalid) == 0 {
 		t.Errorf("client pod %s was killed, yet no run was marked invalid", killed)
 	}
-	if len(s.Status.Cells) != 8 {
-		t.Errorf("%d cells, want 8", len(s.Status.Cells))
+	if len(s.Status.Cells) != 6 {
+		t.Errorf("%d cells, want 6", len(s.Status.Cells))
 	}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: s.Status.ReportConfigMap}, cm); err != nil {
@@ -128,7 +130,22 @@ func TestStudyOfFourCassandraProfilesThroughAnOperatorRestartAndALostClient(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("report (kubectl secured study report tls-cost -n %s):\n%s", ns.Name, r.Text())
+	t.Logf("report (kubectl secured study report tls-cost -n %s):\n%s\n%s", ns.Name, r.Text(), r.Markdown())
+	runs, accounted := 0, 0
+	for _, cell := range r.Cells {
+		for _, rc := range cell.RunCosts {
+			runs++
+			if rc.ServerCPUMicrosPerOp != nil && *rc.ServerCPUMicrosPerOp > 0 && rc.BackgroundCores != nil {
+				accounted++
+			} else {
+				t.Logf("cell %s round %d: no server CPU (%s)", cell.Name, rc.Round, rc.Unavailable)
+			}
+		}
+	}
+	// make deploy points the operator at the Kind Prometheus, which scrapes the kubelets.
+	if accounted < runs*3/4 {
+		t.Errorf("%d of %d runs have server CPU per operation and background; want at least three quarters", accounted, runs)
+	}
 	if s.Status.Recommendation == nil {
 		t.Error("no recommendation")
 	}

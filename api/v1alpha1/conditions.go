@@ -151,4 +151,7 @@ const (
 	ReasonCancelled = "Cancelled"
 	// ReasonRoundAdded (an event): spec.precision added a round to the schedule.
 	ReasonRoundAdded = "RoundAdded"
+	// ReasonRunSetAside (an event): a run's background exceeded spec.background.maxCores; the
+	// round is measured again.
+	ReasonRunSetAside = "RunSetAside"
 )

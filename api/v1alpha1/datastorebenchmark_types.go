@@ -294,6 +294,54 @@ type BenchmarkRun struct {
 	// invalidReason says why a run does not count (client errors, dropped iterations, pod loss).
 	// +optional
 	InvalidReason string `json:"invalidReason,omitempty"`
+	// throughputSeries: operations completed in each step of seriesStepSeconds of the measured
+	// window (whole steps; at most 120), so you can see whether the window was steady.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=120
+	ThroughputSeries []int64 `json:"throughputSeries,omitempty"`
+	// seriesStepSeconds: the width of one throughputSeries step.
+	// +optional
+	SeriesStepSeconds int32 `json:"seriesStepSeconds,omitempty"`
+	// throughputCV: the series' coefficient of variation (standard deviation over mean), a
+	// decimal string: a few hundredths in a steady window; more means warm-up, a compaction or a
+	// neighbour moved the throughput.
+	// +optional
+	ThroughputCV string `json:"throughputCV,omitempty"`
+	// cpu spent by the datastore and everything else on its nodes during the measured window,
+	// from the kubelets' cgroup counters; set on succeeded runs.
+	// +optional
+	CPU *RunCPU `json:"cpu,omitempty"`
+}
+
+// RunCPU is the CPU time spent during a run's measured window (warm-up excluded), read from
+// the container runtime's accounting: the kubelets' container_cpu_usage_seconds_total and
+// node_cpu_usage_seconds_total, through the Prometheus the operator was given
+// (--cpu-accounting-prometheus-url). Either the figures or unavailable is set.
+type RunCPU struct {
+	// serverMillis: the datastore's own containers, every node (every role for HBase).
+	// +optional
+	ServerMillis int64 `json:"serverMillis,omitempty"`
+	// serverMicrosPerOp: serverMillis per completed operation, in microseconds (decimal string):
+	// what an operation costs the datastore, the least disturbed by neighbours of all figures.
+	// +optional
+	ServerMicrosPerOp string `json:"serverMicrosPerOp,omitempty"`
+	// sidecarMillis: the datastore pods' other containers (TLS reloader, VPN tunnel).
+	// +optional
+	SidecarMillis int64 `json:"sidecarMillis,omitempty"`
+	// backgroundMillis: what else the nodes hosting the datastore and the clients spent (other
+	// datastores, compactions of other cells, the kubelet, anything else on the machine): how
+	// quiet the run was.
+	// +optional
+	BackgroundMillis int64 `json:"backgroundMillis,omitempty"`
+	// coveredSeconds: how much of the window the kubelets' samples spanned; the figures are the
+	// rate over that span times the window (the kubelet refreshes its counters every 10-15s).
+	// +optional
+	CoveredSeconds int32 `json:"coveredSeconds,omitempty"`
+	// unavailable says why there are no figures: no Prometheus configured, an external target,
+	// a series Prometheus does not have, a window too short for the kubelet's sampling.
+	// +optional
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // BenchmarkPhase summarises a benchmark.

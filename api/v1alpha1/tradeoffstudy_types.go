@@ -93,17 +93,40 @@ const (
 	ObjectiveBestThroughputAboveRank Objective = "BestThroughputAboveRank"
 )
 
+// OverheadMetric is the cost a study's decision weighs.
+// +kubebuilder:validation:Enum=Auto;ServerCPUPerOperation;Throughput
+type OverheadMetric string
+
+const (
+	// OverheadMetricAuto: server CPU per operation when every compared cell has it, throughput
+	// otherwise.
+	OverheadMetricAuto OverheadMetric = "Auto"
+	// OverheadMetricServerCPU: the datastore's CPU time per operation, from the kubelets'
+	// counters: what a user pays for, and the least disturbed by what else runs on the nodes.
+	OverheadMetricServerCPU OverheadMetric = "ServerCPUPerOperation"
+	// OverheadMetricThroughput: operations per second, the papers' metric; any neighbour's load
+	// moves it.
+	OverheadMetricThroughput OverheadMetric = "Throughput"
+)
+
 // StudyDecision is how the analysis turns measurements into a recommendation (step 6).
 // +kubebuilder:validation:XValidation:rule="self.objective != 'HighestRankWithinBudget' || has(self.overheadBudgetPercent)",message="overheadBudgetPercent is required for objective HighestRankWithinBudget",fieldPath=".overheadBudgetPercent"
 type StudyDecision struct {
 	// objective. Defaults to HighestRankWithinBudget.
 	// +kubebuilder:default=HighestRankWithinBudget
 	Objective Objective `json:"objective"`
-	// overheadBudgetPercent: the throughput loss against the baseline you accept.
+	// overheadBudgetPercent: the capacity loss against the baseline you accept, on metric.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	OverheadBudgetPercent *int32 `json:"overheadBudgetPercent,omitempty"`
+	// metric the overhead is measured on. ServerCPUPerOperation compares operations per
+	// CPU-second of the datastore (overhead 20%: a fifth of the capacity a core gives is lost,
+	// an operation costs 25% more CPU); Throughput compares operations per second. Auto, the
+	// default, takes server CPU per operation when every compared cell has it (the operator
+	// needs --cpu-accounting-prometheus-url), throughput otherwise; the report says which.
+	// +optional
+	Metric OverheadMetric `json:"metric,omitempty"`
 	// preferenceOrder overrides the operator's security rank: profile names from most to least
 	// preferred (step 3, when your organisation orders profiles differently).
 	// +optional
@@ -130,7 +153,24 @@ type StudyPrecision struct {
 	MaxRounds int32 `json:"maxRounds,omitempty"`
 }
 
-// StudyCost turns overhead into money: the extra nodes needed to restore baseline throughput.
+// StudyBackground bounds what else may run on the measured nodes during a run: a run whose
+// background (the CPU the nodes spent on anything but the datastore and its clients) exceeds
+// maxCores measured a busy machine, so the study sets it aside and measures that round again.
+type StudyBackground struct {
+	// maxCores: the background a run may have, in cores ("500m", "1"); "0" turns the rule off.
+	// Defaults to 500m.
+	// +optional
+	MaxCores *resource.Quantity `json:"maxCores,omitempty"`
+	// repeats: how many times a round of a cell is measured again when its background is too
+	// high; after the last one the run is kept, flagged in the report. Defaults to 2.
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5
+	Repeats int32 `json:"repeats,omitempty"`
+}
+
+// StudyCost turns overhead into money: the extra nodes needed to restore the baseline's capacity.
 type StudyCost struct {
 	// pricePerNodeHour of one datastore node, e.g. "0.192".
 	PricePerNodeHour resource.Quantity `json:"pricePerNodeHour"`
@@ -143,7 +183,7 @@ type StudyCost struct {
 // TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
 // and decision rule. Only paused and cancel can change after creation: the cells, the seeded
 // order and every run measured so far belong to the design they were planned from.
-// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision) && has(self.background) == has(oldSelf.background) && (!has(self.background) || self.background == oldSelf.background)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
 // +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.precision.maxRounds) || self.precision.maxRounds >= (has(self.repetitions) ? self.repetitions : 6)",message="spec.precision.maxRounds must be at least spec.repetitions (6 when unset): the study adds rounds after the planned ones, never fewer"
 type TradeoffStudySpec struct {
 	// template of every cell's SecuredDatastore: engine, version, topology and certificates. The
@@ -175,6 +215,11 @@ type TradeoffStudySpec struct {
 	// Without it the study runs exactly repetitions rounds.
 	// +optional
 	Precision *StudyPrecision `json:"precision,omitempty"`
+	// background is the quiet-machine rule: runs measured while the nodes were busy with
+	// something else are set aside and repeated. Needs the operator's CPU accounting
+	// (--cpu-accounting-prometheus-url); without it no run has a background to judge.
+	// +optional
+	Background *StudyBackground `json:"background,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the
 	// benchmark's 30s.
 	// +optional
@@ -189,7 +234,7 @@ type TradeoffStudySpec struct {
 	// +optional
 	Decision StudyDecision `json:"decision,omitempty"`
 	// cost inputs: the price of a node-hour, to express the cost of security as the extra nodes
-	// (and money) needed to restore baseline throughput.
+	// (and money) needed to restore the baseline's capacity.
 	// +optional
 	Cost *StudyCost `json:"cost,omitempty"`
 	// paused stops scheduling new repetitions; a running one finishes and is recorded. Set it
@@ -242,12 +287,22 @@ type StudyCell struct {
 	// throughputCI95: 95% confidence interval of the median, "low..high" ops/s.
 	// +optional
 	ThroughputCI95 string `json:"throughputCI95,omitempty"`
-	// overheadPercent against the baseline of the same acceleration and size, decimal string.
+	// overheadPercent: throughput lost against the baseline of the same acceleration and size, decimal string.
 	// +optional
 	OverheadPercent string `json:"overheadPercent,omitempty"`
 	// overheadCI95: 95% confidence interval of the overhead, "low..high" percent.
 	// +optional
 	OverheadCI95 string `json:"overheadCI95,omitempty"`
+	// serverCPUMicrosPerOp: median over repetitions of the datastore's CPU time per operation.
+	// +optional
+	ServerCPUMicrosPerOp string `json:"serverCPUMicrosPerOp,omitempty"`
+	// serverCPUOverheadPercent: operations per server CPU-second lost against the baseline,
+	// decimal string (paired by round like the throughput overhead).
+	// +optional
+	ServerCPUOverheadPercent string `json:"serverCPUOverheadPercent,omitempty"`
+	// serverCPUOverheadCI95: its 95% confidence interval, "low..high" percent.
+	// +optional
+	ServerCPUOverheadCI95 string `json:"serverCPUOverheadCI95,omitempty"`
 	// significant: whether the difference from the baseline is statistically significant.
 	// +optional
 	Significant *bool `json:"significant,omitempty"`
@@ -268,6 +323,11 @@ type StudyCell struct {
 	// +optional
 	// +listType=atomic
 	Runs []StudyRun `json:"runs,omitempty"`
+	// setAside: runs measured while the nodes were busy with something else (background above
+	// spec.background.maxCores) and measured again; the analysis leaves them out.
+	// +optional
+	// +listType=atomic
+	SetAside []StudyRun `json:"setAside,omitempty"`
 }
 
 // StudyRun is one measured repetition of a cell, kept so the analysis can be redone from
@@ -287,6 +347,23 @@ type StudyRun struct {
 	// clientCPUMicrosPerOp: client CPU time per operation, when the client reported it.
 	// +optional
 	ClientCPUMicrosPerOp string `json:"clientCPUMicrosPerOp,omitempty"`
+	// serverCPUMicrosPerOp: the datastore's CPU time per operation, from the kubelets' counters.
+	// +optional
+	ServerCPUMicrosPerOp string `json:"serverCPUMicrosPerOp,omitempty"`
+	// throughputCV: the coefficient of variation of the run's per-second throughput; a few
+	// hundredths when the window was steady.
+	// +optional
+	ThroughputCV string `json:"throughputCV,omitempty"`
+	// backgroundCores: the CPU the nodes spent on anything else during the run, in cores.
+	// +optional
+	BackgroundCores string `json:"backgroundCores,omitempty"`
+	// cpuUnavailable says why the server figures are missing.
+	// +optional
+	CPUUnavailable string `json:"cpuUnavailable,omitempty"`
+	// busy says the run's background exceeded spec.background.maxCores, and what the study did
+	// about it: set it aside and repeated the round, or kept it after the last repeat.
+	// +optional
+	Busy string `json:"busy,omitempty"`
 }
 
 // Recommendation is the study's answer.
@@ -295,7 +372,7 @@ type Recommendation struct {
 	Profile string `json:"profile"`
 	// reason, one sentence a person can check against the report.
 	Reason string `json:"reason"`
-	// extraNodesPercent: additional nodes needed to restore baseline throughput.
+	// extraNodesPercent: additional nodes needed to restore the baseline's capacity.
 	// +optional
 	ExtraNodesPercent string `json:"extraNodesPercent,omitempty"`
 	// extraCostPerHour of those nodes, in the cost currency.

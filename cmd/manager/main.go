@@ -22,6 +22,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/controllers"
+	"secured.dev/operator/internal/cpuacct"
 	"secured.dev/operator/internal/placement"
 )
 
@@ -47,6 +48,13 @@ func run(ctx context.Context, config func() (*rest.Config, error), args []string
 	namespaces, err := parseNamespaces(st.watchNamespaces)
 	if err != nil {
 		return err
+	}
+	if st.cpuAccountingURL != "" {
+		u, err := cpuacct.ParseURL(st.cpuAccountingURL)
+		if err != nil {
+			return fmt.Errorf("--cpu-accounting-prometheus-url: %w", err)
+		}
+		st.options.CPUAccounting = &cpuacct.Prometheus{URL: u}
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&st.zapOpts)))
 	log := ctrl.Log.WithName("setup")
@@ -125,6 +133,7 @@ type settings struct {
 	leaderElect                 bool
 	leaderNS                    string
 	watchNamespaces             string
+	cpuAccountingURL            string
 	shippedProfilesDir          string
 	options                     controllers.Options
 	zapOpts                     zap.Options
@@ -152,6 +161,8 @@ func newFlags(s *settings) *flag.FlagSet {
 	flags.StringVar(&s.options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
 	flags.StringVar(&s.options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
 	flags.StringVar(&s.options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
+	flags.StringVar(&s.cpuAccountingURL, "cpu-accounting-prometheus-url", "", "Base URL of a Prometheus that scrapes the kubelets' /metrics/resource (node series labelled node=<name>); the operator reads each benchmark run's server, sidecar and background CPU from it. Empty leaves them unavailable.")
+	flags.DurationVar(&s.options.CPUSettle, "cpu-accounting-settle", controllers.DefaultCPUSettle, "How long after a run's window its last kubelet samples take to reach that Prometheus: its kubelet scrape interval and a margin. Each run is recorded only then.")
 	flags.IntVar(&s.options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
 	s.zapOpts.BindFlags(flags)
 	return flags

@@ -3,7 +3,8 @@ package benchresult
 // Merge combines the summaries of client pods that ran the same phase side by side.
 // Counts, CPU and throughputs add up; a merged percentile cannot be recovered from per-pod
 // percentiles, so p95, p99 and max are the worst pod's (conservative) and p50 is the
-// count-weighted mean of the pods' medians. With one pod the result is exact.
+// count-weighted mean of the pods' medians. Per-second series add up over the seconds every
+// pod ran. With one pod the result is exact.
 func Merge(parts []Summary) (Summary, float64) {
 	if len(parts) == 0 {
 		return Summary{}, 0
@@ -50,6 +51,7 @@ func Merge(parts []Summary) (Summary, float64) {
 			m.P95, m.P99, m.Max = max(m.P95, l.P95), max(m.P99, l.P99), max(m.Max, l.Max)
 		}
 	}
+	out.Series, out.SeriesStepSeconds = mergeSeries(parts, out.Start)
 	for _, op := range order {
 		m := byOp[op]
 		if m.Count > 0 {

@@ -36,6 +36,11 @@ type Summary struct {
 	Connections map[string]int64 `json:"connections,omitempty"`
 
 	Latencies []Latency `json:"latencies"`
+
+	// Series: operations completed in each step of SeriesStepSeconds from Start, whole steps
+	// only, so a reader can see whether the window was steady.
+	Series            []int64 `json:"series,omitempty"`
+	SeriesStepSeconds int     `json:"seriesStepSeconds,omitempty"`
 }
 
 // Latency of one operation type, in microseconds.

@@ -5,6 +5,7 @@ package benchrun
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ type Outcome struct {
 	Failed string
 	// Invalid: the run was disturbed (a pod lost, the deadline hit); repeating may help.
 	Invalid string
+	// Clients: the client pods that reported, by name, with the node each ran on.
+	Clients map[string]string
 }
 
 // Collect reads each client pod's termination message; want is the number of pods the Job
@@ -47,6 +50,10 @@ func Collect(pods []corev1.Pod, want int) Outcome {
 				continue
 			}
 			parts = append(parts, sum)
+			if out.Clients == nil {
+				out.Clients = map[string]string{}
+			}
+			out.Clients[p.Name] = p.Spec.NodeName
 			continue
 		}
 		killed := term.ExitCode == 137 || term.ExitCode == 143 || term.Reason == "OOMKilled"
@@ -86,6 +93,10 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome) {
 	for _, l := range sum.Latencies {
 		run.Latencies = append(run.Latencies, v1alpha1.LatencySummary{Operation: l.Operation, Count: l.Count, Errors: l.Errors,
 			P50Micros: l.P50, P95Micros: l.P95, P99Micros: l.P99, MaxMicros: l.Max})
+	}
+	run.ThroughputSeries, run.SeriesStepSeconds, run.ThroughputCV = sum.Series, int32(sum.SeriesStepSeconds), ""
+	if cv, ok := sum.CoefficientOfVariation(); ok {
+		run.ThroughputCV = strconv.FormatFloat(cv, 'f', 3, 64)
 	}
 	run.Phase, run.InvalidReason = v1alpha1.RunSucceeded, ""
 	switch {

@@ -96,10 +96,19 @@ func TestRecord(t *testing.T) {
 		})
 	}
 	run := v1alpha1.BenchmarkRun{}
-	Record(&run, Outcome{Summary: sum, Throughput: 99.6})
+	steady := sum
+	steady.Series, steady.SeriesStepSeconds = []int64{1000, 1010, 990, 1000}, 1
+	Record(&run, Outcome{Summary: steady, Throughput: 99.6})
 	if run.ThroughputOpsPerSec != 100 || run.ClientCPUMillis != 1500 || run.NegotiatedCipherSuite != "TLS_AES_128_GCM_SHA256" ||
 		len(run.Latencies) != 1 || run.Latencies[0].P99Micros != 900 || !run.StartTime.Time.Equal(t0) {
 		t.Errorf("recorded %+v", run)
+	}
+	if len(run.ThroughputSeries) != 4 || run.SeriesStepSeconds != 1 || run.ThroughputCV != "0.008" {
+		t.Errorf("series %v (step %d), CV %q; want the four seconds and 0.008", run.ThroughputSeries, run.SeriesStepSeconds, run.ThroughputCV)
+	}
+	Record(&run, Outcome{Summary: sum, Throughput: 99.6})
+	if run.ThroughputSeries != nil || run.ThroughputCV != "" {
+		t.Errorf("a rerun without a series keeps the old one: %v %q", run.ThroughputSeries, run.ThroughputCV)
 	}
 }
 

@@ -78,11 +78,19 @@ func ProfileComparison() Dashboard {
 					{Expr: fmt.Sprintf(`secured_datastore_study_overhead_ratio_ci_low{%s}`, sel), LegendFormat: cell + " low"},
 					{Expr: fmt.Sprintf(`secured_datastore_study_overhead_ratio_ci_high{%s}`, sel), LegendFormat: cell + " high"},
 				},
-				FieldConfig: FieldConfig{Defaults: FieldDefaults{Unit: "percentunit"}, Overrides: []Override{
-					{Matcher: Matcher{ID: "byRegexp", Options: ".* high$"}, Properties: []Property{
-						{ID: "custom.fillBelowTo", Value: "B"}, {ID: "custom.lineWidth", Value: 0}}},
-					{Matcher: Matcher{ID: "byRegexp", Options: ".* low$"}, Properties: []Property{{ID: "custom.lineWidth", Value: 0}}},
-				}}},
+				FieldConfig: bandFieldConfig()},
+			{Type: "bargauge", Title: "Server CPU per operation", GridPos: GridPos{W: 8},
+				Description: "Median over the cell's repetitions of the datastore's CPU time per operation, from the kubelets' cgroup counters over each run's measured window (the operator's --cpu-accounting-prometheus-url).",
+				Targets:     []Target{{Expr: fmt.Sprintf(`secured_datastore_study_server_cpu_seconds_per_op{%s}`, sel), LegendFormat: cell, Instant: true}},
+				FieldConfig: FieldConfig{Defaults: FieldDefaults{Unit: "s", Min: zero()}}},
+			{Type: "timeseries", Title: "Server CPU overhead against the baseline, with 95% interval", GridPos: GridPos{W: 16},
+				Description: "Operations per server CPU-second lost against the baseline of the same acceleration and size (0.2: an operation costs 1.25 times the CPU); barely moved by other load on the nodes.",
+				Targets: []Target{
+					{Expr: fmt.Sprintf(`secured_datastore_study_server_cpu_overhead_ratio{%s}`, sel), LegendFormat: cell},
+					{Expr: fmt.Sprintf(`secured_datastore_study_server_cpu_overhead_ratio_ci_low{%s}`, sel), LegendFormat: cell + " low"},
+					{Expr: fmt.Sprintf(`secured_datastore_study_server_cpu_overhead_ratio_ci_high{%s}`, sel), LegendFormat: cell + " high"},
+				},
+				FieldConfig: bandFieldConfig()},
 			{Type: "bargauge", Title: "p99 latency per cell",
 				Description: "Median over the cell's repetitions of the p99 of its slowest operation type.",
 				Targets:     []Target{{Expr: fmt.Sprintf(`secured_datastore_study_p99_latency_seconds{%s}`, sel), LegendFormat: cell, Instant: true}},
@@ -99,6 +107,15 @@ func ProfileComparison() Dashboard {
 				},
 				FieldConfig: FieldConfig{Defaults: FieldDefaults{Unit: "s", Min: zero()}}},
 		})
+}
+
+// bandFieldConfig draws an estimate's low and high series as a band around it.
+func bandFieldConfig() FieldConfig {
+	return FieldConfig{Defaults: FieldDefaults{Unit: "percentunit"}, Overrides: []Override{
+		{Matcher: Matcher{ID: "byRegexp", Options: ".* high$"}, Properties: []Property{
+			{ID: "custom.fillBelowTo", Value: "B"}, {ID: "custom.lineWidth", Value: 0}}},
+		{Matcher: Matcher{ID: "byRegexp", Options: ".* low$"}, Properties: []Property{{ID: "custom.lineWidth", Value: 0}}},
+	}}
 }
 
 // SecurityHealth shows what the wire of a datastore really accepts and how its nodes fare.

@@ -65,6 +65,15 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 	if got := plain.End.Sub(plain.Start).Seconds(); got < 2.5 || got > 3.6 {
 		t.Errorf("A plaintext: measured %.2f s; the run scenario lasts 3 s and the warm-up is not counted", got)
 	}
+	// The per-second series holds the run's whole seconds: every operation but the last
+	// partial second's, and a coefficient of variation the report can show.
+	var counted int64
+	for _, n := range plain.Series {
+		counted += n
+	}
+	if len(plain.Series) < 2 || plain.SeriesStepSeconds != 1 || counted > plain.Operations || 2*counted < plain.Operations {
+		t.Errorf("A plaintext: series %v (step %d s) of %d operations", plain.Series, plain.SeriesStepSeconds, plain.Operations)
+	}
 
 	remoteWrite(t, with)
 

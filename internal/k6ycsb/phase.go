@@ -27,6 +27,9 @@ func opIndex(op ycsb.Operation) int {
 type phase struct {
 	hist [5]benchresult.Histogram
 	errs [5]atomic.Int64
+	// done counts successful operations per second of the phase, as Operations counts them,
+	// so the report can show whether the window was steady.
+	done benchresult.Series
 
 	start, end atomic.Int64 // unix nanoseconds of the first start and the last end
 	cpuAtStart atomic.Int64 // process CPU nanoseconds when the first operation started
@@ -47,6 +50,9 @@ func (p *phase) record(op ycsb.Operation, start time.Time, d time.Duration, err 
 		p.cpuAtStart.Store(processCPU())
 	}
 	end := start.Add(d).UnixNano()
+	if err == nil {
+		p.done.Add(time.Duration(end - p.start.Load()))
+	}
 	for {
 		e := p.end.Load()
 		if end <= e || p.end.CompareAndSwap(e, end) {
@@ -75,6 +81,7 @@ func (p *phase) summary() benchresult.Summary {
 		s.Operations += l.Count
 		s.Errors += errs
 	}
+	s.Series, s.SeriesStepSeconds = p.done.Points(s.End.Sub(s.Start))
 	p.firstErr.Do(func() {}) // the text is final once Do has run
 	s.FirstError = p.firstErrText
 	return s

@@ -43,15 +43,23 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 			c.P99Micros = int64(math.Round(stats.Median(p99s(c))))
 			cr.ClientCPUMicrosPerOp = medianCPU(c)
 		}
+		if cpu := serverCPU(c); len(cpu) > 0 {
+			cr.ServerCPUMicrosPerOp = ptr.To(stats.Median(cpu))
+			c.ServerCPUMicrosPerOp = decimal(*cr.ServerCPUMicrosPerOp)
+		}
 		if base := baselineOf(cells, c, spec.Matrix.Baseline); base != nil && base != c {
-			if cmp, ok := compare(base, c); ok {
+			if cmp, ok := compare(base, c, throughput); ok {
 				c.OverheadPercent = percent(cmp.Overhead)
-				c.PValue = strconv.FormatFloat(cmp.Test.P, 'f', 4, 64)
-				c.Significant, c.Meaningful = ptr.To(cmp.Significant), ptr.To(cmp.Meaningful)
-				cr.Comparison = &cmp
-				cr.ExtraNodesFraction = ptr.To(stats.ExtraNodes(cmp.Overhead))
+				cr.Throughput = &cmp
 				if cmp.HasCI {
 					c.OverheadCI95 = percent(cmp.CI.Low) + ".." + percent(cmp.CI.High)
+				}
+			}
+			if cmp, ok := compare(base, c, cpuEfficiency); ok {
+				c.ServerCPUOverheadPercent = percent(cmp.Overhead)
+				cr.ServerCPU = &cmp
+				if cmp.HasCI {
+					c.ServerCPUOverheadCI95 = percent(cmp.CI.Low) + ".." + percent(cmp.CI.High)
 				}
 			}
 		}
@@ -59,12 +67,25 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 		cr.P99Micros = c.P99Micros
 		rep.Cells = append(rep.Cells, cr)
 	}
+	rep.OverheadMetric = overheadMetric(spec, cells, rep.Cells)
+	for i := range rep.Cells {
+		cr, c := &rep.Cells[i], &cells[i]
+		cr.Comparison = cr.Throughput
+		if rep.OverheadMetric == v1alpha1.OverheadMetricServerCPU {
+			cr.Comparison = cr.ServerCPU
+		}
+		if cmp := cr.Comparison; cmp != nil {
+			c.PValue = strconv.FormatFloat(cmp.Test.P, 'f', 4, 64)
+			c.Significant, c.Meaningful = ptr.To(cmp.Significant), ptr.To(cmp.Meaningful)
+			cr.ExtraNodesFraction = ptr.To(stats.ExtraNodes(cmp.Overhead))
+		}
+	}
 	if rep.Precision != nil {
 		rep.Precision.Imprecise = imprecise(cells, rep.Cells, rep.Precision.TargetHalfWidth)
 	}
 	a := Analysis{Cells: cells}
 	a.ParetoFrontier = frontier(spec, cells)
-	a.Recommendation, rep.Candidates = recommend(spec, cells, rep.Cells)
+	a.Recommendation, rep.Candidates = recommend(spec, cells, rep.Cells, rep.OverheadMetric)
 	rep.ParetoFrontier, rep.Recommendation, rep.DecidingAcceleration = a.ParetoFrontier, a.Recommendation, string(deciding(cells))
 	if spec.Cost != nil {
 		rep.Currency = currency(spec.Cost)
@@ -84,38 +105,106 @@ const method = "Throughput per cell: median of the valid repetitions, 95% confid
 	"cancels it. Rank-based because a few runs are neither normal nor free of outliers; the signed-rank test needs 6 " +
 	"rounds to ever reach p < 0.05. Runs without a partner in the same round are left out of the comparison; a cell " +
 	"with no paired round at all is compared unpaired (Hodges-Lehmann shift and Mann-Whitney U test). " +
-	"Significant: p < 0.05. Meaningful: significant and at least 2% either way. Cost: extra nodes to restore " +
-	"baseline throughput, 1/(1 - overhead) - 1, assuming throughput scales linearly with nodes."
+	"Significant: p < 0.05. Meaningful: significant and at least 2% either way. Two metrics, compared the same " +
+	"way: throughput, and operations per server CPU-second, from the kubelets' cgroup counters of the datastore's " +
+	"containers over exactly the measured window (warm-up excluded; the rate over the samples inside the window, " +
+	"which must span two fifths of it). A CPU overhead of 20% means an operation costs 1/(1 - 0.2) = 1.25 times the " +
+	"baseline's CPU, so a CPU-bound datastore loses a fifth of its capacity; unlike throughput, it is barely moved " +
+	"by what else runs on the machine, which each run's background cores record; a run whose background exceeds " +
+	"spec.background.maxCores (500m unless set) is set aside and its round measured again, up to " +
+	"spec.background.repeats times (2), then kept and marked busy. The decision rests on server CPU " +
+	"per operation when every compared cell has it, unless spec.decision.metric says otherwise. Cost: extra nodes " +
+	"to restore baseline capacity, 1/(1 - overhead) - 1, assuming capacity scales linearly with nodes."
 
-// compare measures a cell against its baseline: paired by round over the rounds both ran,
-// unpaired only when no round has both (runs recorded before rounds were).
-func compare(base, c *v1alpha1.StudyCell) (stats.Comparison, bool) {
+// overheadMetric is the metric the decision weighs: the spec's, or under Auto server CPU per
+// operation when every compared cell has its comparison.
+func overheadMetric(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, reports []CellReport) v1alpha1.OverheadMetric {
+	if m := spec.Decision.Metric; m != "" && m != v1alpha1.OverheadMetricAuto {
+		return m
+	}
+	compared := false
+	for i, r := range reports {
+		if r.Throughput == nil || cells[i].State == v1alpha1.CellFailed {
+			continue
+		}
+		if r.ServerCPU == nil {
+			return v1alpha1.OverheadMetricThroughput
+		}
+		compared = true
+	}
+	if !compared {
+		return v1alpha1.OverheadMetricThroughput
+	}
+	return v1alpha1.OverheadMetricServerCPU
+}
+
+// A metric reads one run's capacity figure, higher is better; ok is false when the run lacks it.
+type metric func(r v1alpha1.StudyRun) (float64, bool)
+
+func throughput(r v1alpha1.StudyRun) (float64, bool) {
+	return float64(r.ThroughputOpsPerSec), r.ThroughputOpsPerSec > 0
+}
+
+// cpuEfficiency is operations per server CPU-second: its loss against the baseline is the
+// capacity a CPU-bound datastore loses, the same reading as a throughput overhead.
+func cpuEfficiency(r v1alpha1.StudyRun) (float64, bool) {
+	us, err := strconv.ParseFloat(r.ServerCPUMicrosPerOp, 64)
+	if err != nil || us <= 0 {
+		return 0, false
+	}
+	return 1e6 / us, true
+}
+
+// compare measures a cell against its baseline on m: paired by round over the rounds both
+// ran, unpaired only when no round has both (runs recorded before rounds were).
+func compare(base, c *v1alpha1.StudyCell, m metric) (stats.Comparison, bool) {
 	var b, x []float64
 	for _, r := range c.Runs {
 		i := slices.IndexFunc(base.Runs, func(br v1alpha1.StudyRun) bool { return br.Round == r.Round })
-		if r.Round > 0 && i >= 0 {
-			b, x = append(b, float64(base.Runs[i].ThroughputOpsPerSec)), append(x, float64(r.ThroughputOpsPerSec))
+		if r.Round <= 0 || i < 0 {
+			continue
+		}
+		vb, okb := m(base.Runs[i])
+		vx, okx := m(r)
+		if okb && okx {
+			b, x = append(b, vb), append(x, vx)
 		}
 	}
 	if len(x) > 0 {
 		return stats.ComparePaired(b, x), true
 	}
-	if b, x := throughputs(base), throughputs(c); len(b) > 0 && len(x) > 0 {
+	if b, x := values(base, m), values(c, m); len(b) > 0 && len(x) > 0 {
 		return stats.Compare(b, x), true
 	}
 	return stats.Comparison{}, false
 }
 
+func values(c *v1alpha1.StudyCell, m metric) []float64 {
+	var out []float64
+	for _, r := range c.Runs {
+		if v, ok := m(r); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func clearStatistics(c *v1alpha1.StudyCell) {
 	c.MedianThroughputOpsPerSec, c.ThroughputCI95, c.OverheadPercent, c.OverheadCI95 = 0, "", "", ""
+	c.ServerCPUMicrosPerOp, c.ServerCPUOverheadPercent, c.ServerCPUOverheadCI95 = "", "", ""
 	c.PValue, c.Significant, c.Meaningful, c.P99Micros = "", nil, nil, 0
 	c.RunsDone = int32(len(c.Runs))
 }
 
-func throughputs(c *v1alpha1.StudyCell) []float64 {
-	out := make([]float64, 0, len(c.Runs))
+func throughputs(c *v1alpha1.StudyCell) []float64 { return values(c, throughput) }
+
+// serverCPU: the runs' server CPU-microseconds per operation, where they have them.
+func serverCPU(c *v1alpha1.StudyCell) []float64 {
+	var out []float64
 	for _, r := range c.Runs {
-		out = append(out, float64(r.ThroughputOpsPerSec))
+		if e, ok := cpuEfficiency(r); ok {
+			out = append(out, 1e6/e)
+		}
 	}
 	return out
 }
@@ -131,8 +220,8 @@ func p99s(c *v1alpha1.StudyCell) []float64 {
 func medianCPU(c *v1alpha1.StudyCell) *float64 {
 	var v []float64
 	for _, r := range c.Runs {
-		if f, err := strconv.ParseFloat(r.ClientCPUMicrosPerOp, 64); err == nil && r.ClientCPUMicrosPerOp != "" {
-			v = append(v, f)
+		if f := parsed(r.ClientCPUMicrosPerOp); f != nil {
+			v = append(v, *f)
 		}
 	}
 	if len(v) == 0 {

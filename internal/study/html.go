@@ -13,6 +13,7 @@ var htmlTemplate string
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"mul100": func(f float64) float64 { return 100 * f },
 	"millis": func(us int64) float64 { return float64(us) / 1000 },
+	"withCI": withCI,
 }).Parse(htmlTemplate))
 
 // HTML renders the report as one self-contained file for people without Grafana: the tables
@@ -28,6 +29,7 @@ func (r Report) HTML() ([]byte, error) {
 		Report
 		Data           template.JS
 		Recommendation string
-	}{r, template.JS(bytes.ReplaceAll(js, []byte("</"), []byte(`<\/`))), strings.ReplaceAll(r.recommendationText(), "**", "")})
+		MetricName     string
+	}{r, template.JS(bytes.ReplaceAll(js, []byte("</"), []byte(`<\/`))), strings.ReplaceAll(r.recommendationText(), "**", ""), metricName(r.OverheadMetric)})
 	return b.Bytes(), err
 }

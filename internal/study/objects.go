@@ -1,6 +1,8 @@
 package study
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -57,18 +59,23 @@ func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha
 }
 
 // Benchmark is the k-th repetition of a cell: one measured run against its datastore. The
-// first repetition loads the data; the others reuse it.
+// first repetition loads the data; the others reuse it. A round measured again because the
+// machine was busy gets a benchmark of its own, named after the attempt.
 func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *v1alpha1.DatastoreBenchmark {
+	name, attempt := BenchmarkName(cell.Datastore, k), Attempt(cell, k+1)
+	if attempt > 0 {
+		name += fmt.Sprintf("-a%d", attempt)
+	}
 	return &v1alpha1.DatastoreBenchmark{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
-		ObjectMeta: metav1.ObjectMeta{Name: BenchmarkName(cell.Datastore, k), Namespace: study.Namespace, Labels: labels(study, cell)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
 			Workload:    study.Spec.Workload,
 			Load:        study.Spec.Load,
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
-			SkipLoad:    k > 0,
+			SkipLoad:    k > 0 || attempt > 0, // the first attempt of the first repetition loaded it
 		},
 	}
 }
@@ -93,7 +100,7 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 		if r.Phase != v1alpha1.RunSucceeded || r.ThroughputOpsPerSec <= 0 {
 			continue
 		}
-		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), ThroughputOpsPerSec: r.ThroughputOpsPerSec}
+		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), ThroughputOpsPerSec: r.ThroughputOpsPerSec, ThroughputCV: r.ThroughputCV}
 		var ops int64
 		for _, l := range r.Latencies {
 			out.P99Micros = max(out.P99Micros, l.P99Micros)
@@ -101,6 +108,19 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 		}
 		if ops > 0 && r.ClientCPUMillis > 0 {
 			out.ClientCPUMicrosPerOp = decimal(float64(r.ClientCPUMillis) * 1000 / float64(ops))
+		}
+		switch c := r.CPU; {
+		case c == nil:
+			out.CPUUnavailable = "the benchmark recorded no CPU accounting"
+		case c.Unavailable != "":
+			out.CPUUnavailable = c.Unavailable
+		default:
+			out.ServerCPUMicrosPerOp = c.ServerMicrosPerOp
+			if r.StartTime != nil && r.CompletionTime != nil {
+				if window := r.CompletionTime.Sub(r.StartTime.Time).Seconds(); window > 0 {
+					out.BackgroundCores = decimal(float64(c.BackgroundMillis) / 1000 / window)
+				}
+			}
 		}
 		return out, true
 	}

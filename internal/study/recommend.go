@@ -37,7 +37,7 @@ func deciding(cells []v1alpha1.StudyCell) v1alpha1.Acceleration {
 	return v1alpha1.AccelerationEmulatedOff
 }
 
-func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, reports []CellReport) (*v1alpha1.Recommendation, []Candidate) {
+func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, reports []CellReport, m v1alpha1.OverheadMetric) (*v1alpha1.Recommendation, []Candidate) {
 	acc := deciding(cells)
 	var candidates []Candidate
 	for _, profile := range spec.Matrix.Profiles {
@@ -84,7 +84,7 @@ func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, rep
 	}
 	w := &candidates[best]
 	w.Why = "recommended"
-	rec := &v1alpha1.Recommendation{Profile: w.Profile, Reason: reason(spec, acc, w, candidates, reports)}
+	rec := &v1alpha1.Recommendation{Profile: w.Profile, Reason: reason(spec, acc, w, candidates, reports, m)}
 	if w.Profile != spec.Matrix.Baseline {
 		// A profile measured faster than the baseline needs no extra node.
 		extra := stats.ExtraNodes(max(0, w.WorstOverhead))
@@ -160,7 +160,7 @@ func candidate(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, rep
 }
 
 // reason is the sentence a person checks against the report's tables.
-func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Candidate, all []Candidate, reports []CellReport) string {
+func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Candidate, all []Candidate, reports []CellReport, m v1alpha1.OverheadMetric) string {
 	where := "with hardware AES"
 	if acc == v1alpha1.AccelerationEmulatedOff {
 		where = "with AES acceleration emulated off"
@@ -186,7 +186,7 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 		if ci != "" {
 			ci = " (" + ci + ")"
 		}
-		s = fmt.Sprintf("%s (%s) costs %s%% throughput%s at worst (cell %s, %s)", w.Profile, ranked, percent(w.WorstOverhead), ci, w.Cell, where)
+		s = fmt.Sprintf("%s (%s) costs %s%% %s%s at worst (cell %s, %s)", w.Profile, ranked, percent(w.WorstOverhead), lost(m), ci, w.Cell, where)
 	}
 	if cmp := comparisonOf(reports, w.Cell); w.Profile != spec.Matrix.Baseline && cmp != nil && !cmp.Significant {
 		s += fmt.Sprintf(", a difference from %s these repetitions cannot tell from noise (p = %.2f)", spec.Matrix.Baseline, cmp.Test.P)
@@ -227,4 +227,12 @@ func interval(reports []CellReport, cell string) string {
 		return ""
 	}
 	return fmt.Sprintf("95%% CI %s..%s%%", percent(cmp.CI.Low), percent(cmp.CI.High))
+}
+
+// lost names what an overhead on m takes away.
+func lost(m v1alpha1.OverheadMetric) string {
+	if m == v1alpha1.OverheadMetricServerCPU {
+		return "of the operations a server CPU-second serves"
+	}
+	return "throughput"
 }

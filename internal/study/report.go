@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,26 +40,54 @@ type Report struct {
 	Currency             string  `json:"currency,omitempty"`
 	PricePerNodeHour     float64 `json:"pricePerNodeHour,omitempty"`
 	Method               string  `json:"method"`
+	// OverheadMetric: what every cell's comparison, the decision and the cost rest on.
+	OverheadMetric v1alpha1.OverheadMetric `json:"overheadMetric"`
 	// Precision: the stopping rule and whether it was met, when the study has one.
 	Precision *PrecisionReport `json:"precision,omitempty"`
 }
 
 // CellReport is one cell with its raw repetitions and statistics.
 type CellReport struct {
-	Name                 string            `json:"name"`
-	Profile              string            `json:"profile"`
-	Acceleration         string            `json:"acceleration"`
-	Nodes                int32             `json:"nodes"`
-	Rank                 int32             `json:"rank"`
-	State                string            `json:"state"`
-	Reason               string            `json:"reason,omitempty"`
-	Runs                 []int64           `json:"runsOpsPerSec"`
-	MedianThroughput     int64             `json:"medianThroughputOpsPerSec,omitempty"`
-	ThroughputCI         *stats.Interval   `json:"throughputCI95,omitempty"`
+	Name             string          `json:"name"`
+	Profile          string          `json:"profile"`
+	Acceleration     string          `json:"acceleration"`
+	Nodes            int32           `json:"nodes"`
+	Rank             int32           `json:"rank"`
+	State            string          `json:"state"`
+	Reason           string          `json:"reason,omitempty"`
+	Runs             []int64         `json:"runsOpsPerSec"`
+	MedianThroughput int64           `json:"medianThroughputOpsPerSec,omitempty"`
+	ThroughputCI     *stats.Interval `json:"throughputCI95,omitempty"`
+	// Comparison is the one the decision weighs (Report.OverheadMetric): Throughput or ServerCPU.
 	Comparison           *stats.Comparison `json:"comparison,omitempty"`
 	ExtraNodesFraction   *float64          `json:"extraNodesFraction,omitempty"`
 	P99Micros            int64             `json:"p99Micros,omitempty"`
 	ClientCPUMicrosPerOp *float64          `json:"clientCPUMicrosPerOp,omitempty"`
+	// Throughput compares operations per second.
+	Throughput *stats.Comparison `json:"throughputComparison,omitempty"`
+	// ServerCPU compares operations per server CPU-second.
+	ServerCPU            *stats.Comparison `json:"serverCPUComparison,omitempty"`
+	ServerCPUMicrosPerOp *float64          `json:"serverCPUMicrosPerOp,omitempty"`
+	// RunCosts: each run's CPU figures, in the order the runs ran.
+	RunCosts []RunCost `json:"runCosts,omitempty"`
+	// SetAside: runs measured while the nodes were busy, left out of the analysis.
+	SetAside []RunCost `json:"setAside,omitempty"`
+}
+
+// RunCost is one run's CPU: what an operation cost the datastore and the client, and how busy
+// the nodes were with everything else (Unavailable says why the server figures are missing).
+type RunCost struct {
+	Round               int32 `json:"round,omitempty"`
+	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec,omitempty"`
+	// ThroughputCV: the coefficient of variation of the run's per-second throughput.
+	ThroughputCV         *float64 `json:"throughputCV,omitempty"`
+	ServerCPUMicrosPerOp *float64 `json:"serverCPUMicrosPerOp,omitempty"`
+	ClientCPUMicrosPerOp *float64 `json:"clientCPUMicrosPerOp,omitempty"`
+	BackgroundCores      *float64 `json:"backgroundCores,omitempty"`
+	Unavailable          string   `json:"unavailable,omitempty"`
+	// Busy: the run's background exceeded the study's limit (set aside and repeated, or kept
+	// after the last repeat).
+	Busy string `json:"busy,omitempty"`
 }
 
 func cellReport(c *v1alpha1.StudyCell) CellReport {
@@ -66,8 +95,27 @@ func cellReport(c *v1alpha1.StudyCell) CellReport {
 		Rank: c.Rank, State: string(c.State), Reason: c.Reason, Runs: []int64{}}
 	for _, run := range c.Runs {
 		r.Runs = append(r.Runs, run.ThroughputOpsPerSec)
+		r.RunCosts = append(r.RunCosts, runCost(run))
+	}
+	for _, run := range c.SetAside {
+		r.SetAside = append(r.SetAside, runCost(run))
 	}
 	return r
+}
+
+func runCost(run v1alpha1.StudyRun) RunCost {
+	return RunCost{Round: run.Round, ThroughputOpsPerSec: run.ThroughputOpsPerSec, ThroughputCV: parsed(run.ThroughputCV), ServerCPUMicrosPerOp: parsed(run.ServerCPUMicrosPerOp),
+		ClientCPUMicrosPerOp: parsed(run.ClientCPUMicrosPerOp), BackgroundCores: parsed(run.BackgroundCores),
+		Unavailable: run.CPUUnavailable, Busy: run.Busy}
+}
+
+// parsed reads a decimal string of the status; nil when it is empty or not a number.
+func parsed(s string) *float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if s == "" || err != nil {
+		return nil
+	}
+	return &f
 }
 
 // JSON of the report, indented for kubectl readers.
@@ -95,16 +143,19 @@ func (r Report) Markdown() string {
 	b.WriteString(r.recommendationText() + "\n\n")
 
 	b.WriteString("## Cells\n\n")
-	b.WriteString("| Cell | Profile | Acceleration | Nodes | Rank | State | Runs (ops/s) | Median ops/s | 95% CI | Overhead | 95% CI | p | Meaningful | p99 ms | Client CPU µs/op | Extra nodes |\n")
-	b.WriteString("|---|---|---|---:|---:|---|---|---:|---|---:|---|---:|---|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "Overheads are capacity lost against the baseline of the same acceleration and size, with their 95%% intervals; the decision, p and extra nodes rest on %s.\n\n", metricName(r.OverheadMetric))
+	b.WriteString("| Cell | Profile | Acceleration | Nodes | Rank | State | Runs (ops/s) | Median ops/s | 95% CI | Throughput overhead | Server CPU µs/op | CPU overhead | p | Meaningful | p99 ms | Client CPU µs/op | Extra nodes |\n")
+	b.WriteString("|---|---|---|---:|---:|---|---|---:|---|---|---:|---|---:|---|---:|---:|---:|\n")
 	for _, c := range r.Cells {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.Name, c.Profile, c.Acceleration, c.Nodes, c.Rank, c.State, runs(c.Runs), orDash(c.MedianThroughput),
-			throughputCI(c), overhead(c), overheadCI(c), pValue(c), meaningful(c), millis(c.P99Micros), cpu(c), extraNodes(c))
+			throughputCI(c), withCI(c.Throughput), decimalOrDash(c.ServerCPUMicrosPerOp), withCI(c.ServerCPU), pValue(c), meaningful(c),
+			millis(c.P99Micros), decimalOrDash(c.ClientCPUMicrosPerOp), extraNodes(c))
 	}
 	if notes := r.notes(); notes != "" {
 		b.WriteString("\n" + notes)
 	}
+	b.WriteString("\n" + r.runCosts())
 	if len(r.Candidates) > 0 {
 		b.WriteString("\n## Decision\n\n| Profile | Rank | Worst overhead | Cell | Decision |\n|---|---:|---:|---|---|\n")
 		for _, c := range r.Candidates {
@@ -129,7 +180,7 @@ func (r Report) recommendationText() string {
 	}
 	s := fmt.Sprintf("**Recommended: %s.** %s", rec.Profile, rec.Reason)
 	if rec.ExtraNodesPercent != "" {
-		s += fmt.Sprintf(" Cost of security: +%s%% nodes to restore baseline throughput", rec.ExtraNodesPercent)
+		s += fmt.Sprintf(" Cost of security: +%s%% nodes to restore the baseline's capacity", rec.ExtraNodesPercent)
 		if rec.ExtraCostPerHour != "" {
 			s += fmt.Sprintf(", %s %s per hour at %s %s per node-hour", rec.ExtraCostPerHour, r.Currency, strconv.FormatFloat(r.PricePerNodeHour, 'f', -1, 64), r.Currency)
 		}
@@ -184,21 +235,73 @@ func throughputCI(c CellReport) string {
 	return "–"
 }
 
-func overhead(c CellReport) string {
-	if c.Comparison == nil {
+// withCI writes an overhead with its interval: "12.3% (5.0..20.1%)".
+func withCI(cmp *stats.Comparison) string {
+	switch {
+	case cmp == nil:
 		return "–"
+	case !cmp.HasCI:
+		return percent(cmp.Overhead) + "% (needs more runs)"
 	}
-	return percent(c.Comparison.Overhead) + "%"
+	return fmt.Sprintf("%s%% (%s..%s%%)", percent(cmp.Overhead), percent(cmp.CI.Low), percent(cmp.CI.High))
 }
 
-func overheadCI(c CellReport) string {
-	switch {
-	case c.Comparison == nil:
+func decimalOrDash(f *float64) string { return digitsOrDash(f, 1) }
+
+func digitsOrDash(f *float64, digits int) string {
+	if f == nil {
 		return "–"
-	case !c.Comparison.HasCI:
-		return "needs more runs"
 	}
-	return percent(c.Comparison.CI.Low) + ".." + percent(c.Comparison.CI.High) + "%"
+	return strconv.FormatFloat(*f, 'f', digits, 64)
+}
+
+func metricName(m v1alpha1.OverheadMetric) string {
+	if m == v1alpha1.OverheadMetricServerCPU {
+		return "server CPU per operation (operations per server CPU-second)"
+	}
+	return "throughput"
+}
+
+// runCosts is the per-run table of CPU: what each run cost per operation, and how quiet the
+// nodes were (background: the cores everything else used), so a reader can see whether a
+// figure came from a disturbed run.
+func (r Report) runCosts() string {
+	var b strings.Builder
+	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server and client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside for their background follow the cell's runs; the analysis leaves them out.\n\n")
+	b.WriteString("| Cell | Round | ops/s | CV | Server CPU µs/op | Client CPU µs/op | Background cores | Busy |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+	var missing, busy []string
+	row := func(cell string, rc RunCost, mark string) {
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s | %s |\n", cell, rc.Round, rc.ThroughputOpsPerSec, digitsOrDash(rc.ThroughputCV, 3), decimalOrDash(rc.ServerCPUMicrosPerOp),
+			decimalOrDash(rc.ClientCPUMicrosPerOp), digitsOrDash(rc.BackgroundCores, 2), mark)
+		if rc.Unavailable != "" && !slices.Contains(missing, rc.Unavailable) {
+			missing = append(missing, rc.Unavailable)
+		}
+		if rc.Busy != "" {
+			busy = append(busy, fmt.Sprintf("%s, round %d: %s", cell, rc.Round, rc.Busy))
+		}
+	}
+	for _, c := range r.Cells {
+		for _, rc := range c.RunCosts {
+			mark := ""
+			if rc.Busy != "" {
+				mark = "kept"
+			}
+			row(c.Name, rc, mark)
+		}
+		for _, rc := range c.SetAside {
+			row(c.Name, rc, "set aside")
+		}
+	}
+	for _, m := range missing {
+		fmt.Fprintf(&b, "\nServer CPU missing: %s.\n", strings.TrimSuffix(m, "."))
+	}
+	if len(busy) > 0 {
+		b.WriteString("\nBusy runs:\n\n")
+		for _, m := range busy {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
+	return b.String()
 }
 
 func pValue(c CellReport) string {
@@ -225,13 +328,6 @@ func millis(us int64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(float64(us)/1000, 'f', 2, 64)
-}
-
-func cpu(c CellReport) string {
-	if c.ClientCPUMicrosPerOp == nil {
-		return "–"
-	}
-	return strconv.FormatFloat(*c.ClientCPUMicrosPerOp, 'f', 1, 64)
 }
 
 func extraNodes(c CellReport) string {

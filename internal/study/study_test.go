@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -295,5 +296,122 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	planned := Schedule(cells, 6, 42)
 	if extended := Schedule(cells, 7, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
 		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", planned, extended)
+	}
+}
+
+// withServerCPU gives every measured run a server CPU per operation around the cell's centre,
+// and a background that the throughput follows: a neighbour's load moves operations per second
+// by a fifth from round to round, and an operation's CPU by under 1%.
+func withServerCPU(cells []v1alpha1.StudyCell, centre map[string]float64) {
+	swing := []float64{1.0, 0.8, 1.15, 0.85, 1.1, 0.9}
+	for i := range cells {
+		c := &cells[i]
+		for k := range c.Runs {
+			r := &c.Runs[k]
+			r.ThroughputOpsPerSec = int64(float64(r.ThroughputOpsPerSec) * swing[k])
+			r.ServerCPUMicrosPerOp = decimal(centre[c.Profile] * (1 + 0.002*float64(k%3)))
+			r.BackgroundCores = decimal(0.2 + 0.6*(1.15-swing[k]))
+			r.ThroughputCV = decimal(0.02 + 0.1*(1.15-swing[k]))
+		}
+	}
+}
+
+// With server CPU in every run, the decision rests on it: the interval on operations per
+// CPU-second is narrow where throughput's, swung by the background, says nothing; without CPU
+// in one compared cell, or when the spec asks, throughput decides again.
+func TestServerCPUPerOperationDecidesWhenEveryCellHasIt(t *testing.T) {
+	cpu := map[string]float64{"plaintext": 50, "tls12-aes128cbc": 70, "tls13-aes128gcm": 55, "tls13-aes256gcm": 62}
+	cells := measured(t)
+	withServerCPU(cells, cpu)
+	cells[0].SetAside = []v1alpha1.StudyRun{{Benchmark: "s-c0-r2", Round: 3, ThroughputOpsPerSec: 13100, ServerCPUMicrosPerOp: "51.0",
+		BackgroundCores: "0.93", Busy: "background 0.93 cores exceeded the 0.50-core limit: set aside and measured again (repeat 1 of 2)"}}
+	// The background swing hits each cell's run of a round differently, as it does on a
+	// shared machine: throughput's pairs no longer cancel it.
+	setRuns(cells, "tls13-aes256gcm-on-3", 16400, 17900, 13600, 17500, 14200, 16900)
+	for i := range cells {
+		if cells[i].Name == "tls13-aes256gcm-on-3" {
+			for k := range cells[i].Runs {
+				cells[i].Runs[k].ServerCPUMicrosPerOp = decimal(cpu["tls13-aes256gcm"] * (1 + 0.002*float64(k%3)))
+			}
+		}
+	}
+	a := Analyze("s", spec(), 42, cells)
+	if a.Report.OverheadMetric != v1alpha1.OverheadMetricServerCPU {
+		t.Fatalf("metric %s, want server CPU per operation", a.Report.OverheadMetric)
+	}
+	c := a.Cells[slices.IndexFunc(a.Cells, func(c v1alpha1.StudyCell) bool { return c.Name == "tls13-aes128gcm-on-3" })]
+	// 50 against 55 µs: an operation costs 10% more, a core serves 1 - 50/55 = 9.1% fewer.
+	if c.ServerCPUMicrosPerOp != "55.11" || c.ServerCPUOverheadPercent != "9.1" || c.ServerCPUOverheadCI95 != "9.1..9.1" {
+		t.Errorf("CPU statistics: %s µs/op, overhead %s%% (%s)", c.ServerCPUMicrosPerOp, c.ServerCPUOverheadPercent, c.ServerCPUOverheadCI95)
+	}
+	rec := a.Recommendation
+	// tls13-aes256gcm: 1 - 50/62 = 19.4% on CPU, over the 15% budget, although its throughput
+	// interval straddles it.
+	if rec == nil || rec.Profile != "tls13-aes128gcm" || !strings.Contains(rec.Reason, "tls13-aes256gcm ranks higher but overhead 19.") {
+		t.Errorf("recommendation %+v", rec)
+	}
+	if rec != nil && rec.ExtraNodesPercent != "10.0" {
+		t.Errorf("extra nodes %s%%, want 10.0 (an operation costs 1.1 times the CPU)", rec.ExtraNodesPercent)
+	}
+	md := a.Report.Markdown()
+	for _, want := range []string{"the decision, p and extra nodes rest on server CPU per operation", "| tls13-aes128gcm-on-3 | 2 | 14200 | 0.050 | 55.1 | 41.0 | 0.41 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	golden.Check(t, "report-cpu.md", []byte(md))
+	if !strings.Contains(md, "| plaintext-on-3 | 3 | 13100 | – | 51.0 | – | 0.93 | set aside |") ||
+		!strings.Contains(md, "- plaintext-on-3, round 3: background 0.93 cores exceeded the 0.50-core limit: set aside") {
+		t.Errorf("the report must list the set-aside run and why:\n%s", md)
+	}
+
+	s := spec()
+	s.Decision.Metric = v1alpha1.OverheadMetricThroughput
+	if m := Analyze("s", s, 42, cells).Report.OverheadMetric; m != v1alpha1.OverheadMetricThroughput {
+		t.Errorf("spec.decision.metric Throughput gave %s", m)
+	}
+	for k := range cells[1].Runs {
+		cells[1].Runs[k].ServerCPUMicrosPerOp, cells[1].Runs[k].CPUUnavailable = "", "the samples inside the window span 9s of its 30s"
+	}
+	a = Analyze("s", spec(), 42, cells)
+	if a.Report.OverheadMetric != v1alpha1.OverheadMetricThroughput || !strings.Contains(a.Report.Markdown(), "Server CPU missing: the samples inside the window span 9s of its 30s.") {
+		t.Errorf("a compared cell without CPU: metric %s, and the report must say why", a.Report.OverheadMetric)
+	}
+}
+
+// The quiet-machine rule: a run over the background limit is set aside while repeats are
+// left, then kept and marked; a run without a background figure, or a limit of 0, passes.
+func TestJudgeSetsAsideBusyRunsUntilTheRepeatsRunOut(t *testing.T) {
+	s := spec()
+	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c1"}
+	busy := v1alpha1.StudyRun{Round: 2, ThroughputOpsPerSec: 9000, BackgroundCores: "0.75"}
+	for attempt := range DefaultBackgroundRepeats {
+		if b := Benchmark(&v1alpha1.TradeoffStudy{Spec: *s}, cell, 1); attempt > 0 && (b.Name != fmt.Sprintf("s-c1-r1-a%d", attempt) || !b.Spec.SkipLoad) {
+			t.Fatalf("attempt %d of round 2: benchmark %s (skip load %v)", attempt, b.Name, b.Spec.SkipLoad)
+		}
+		run, repeat := Judge(s, cell, busy)
+		if !repeat || !strings.Contains(run.Busy, fmt.Sprintf("repeat %d of 2", attempt+1)) {
+			t.Fatalf("attempt %d: repeat %v, %q", attempt, repeat, run.Busy)
+		}
+		cell.SetAside = append(cell.SetAside, run)
+	}
+	if run, repeat := Judge(s, cell, busy); repeat || !strings.Contains(run.Busy, "after 2 repeats: kept") {
+		t.Errorf("after the last repeat the run is kept and marked: repeat %v, %q", repeat, run.Busy)
+	}
+	if run, repeat := Judge(s, cell, v1alpha1.StudyRun{Round: 3, BackgroundCores: "0.75"}); !repeat || Attempt(cell, 3) != 0 {
+		t.Errorf("another round starts its own repeats: repeat %v, %q", repeat, run.Busy)
+	}
+	for _, r := range []v1alpha1.StudyRun{{Round: 4, BackgroundCores: "0.5"}, {Round: 4, CPUUnavailable: "no accounting"}} {
+		if run, repeat := Judge(s, cell, r); repeat || run.Busy != "" {
+			t.Errorf("%+v: at or under the limit, or without a figure, the run stands: %q", r, run.Busy)
+		}
+	}
+	s.Background = &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("0"))}
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, busy); repeat {
+		t.Error("maxCores 0 turns the rule off")
+	}
+	s.Background = &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("1")), Repeats: 1}
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, v1alpha1.StudyRun{Round: 1, BackgroundCores: "1.2"}); !repeat {
+		t.Error("a limit of 1 core sets aside a run with 1.2")
 	}
 }

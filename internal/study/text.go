@@ -22,7 +22,7 @@ func (r Report) Text() string {
 		b.WriteString(r.Precision.text(r.Repetitions) + "\n")
 	}
 	scale := r.scale()
-	fmt.Fprintf(&b, "Throughput overhead against %s, 95%% CI as [ ]; full width is %s%%\n", r.Baseline, percent(scale))
+	fmt.Fprintf(&b, "Overhead on %s against %s, 95%% CI as [ ]; full width is %s%%\n", metricName(r.OverheadMetric), r.Baseline, percent(scale))
 	group := ""
 	for _, c := range r.Cells {
 		g := fmt.Sprintf("%s, %d nodes", c.Acceleration, c.Nodes)

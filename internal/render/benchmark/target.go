@@ -37,6 +37,19 @@ type Target struct {
 	LoginSecret string
 }
 
+// ServerPods selects the datastore's pods, whose CPU a run accounts for; nil for an external
+// target.
+func (t Target) ServerPods() map[string]string {
+	if t.Datastore == "" {
+		return nil
+	}
+	engine := "cassandra"
+	if t.HBase != nil {
+		engine = "hbase"
+	}
+	return map[string]string{"app.kubernetes.io/instance": t.Datastore, "app.kubernetes.io/name": engine}
+}
+
 // TLS is the pinned session and where its trust comes from.
 type TLS struct {
 	Protocol, CipherSuite, ServerName string

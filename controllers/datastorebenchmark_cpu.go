@@ -1,0 +1,96 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/benchrun"
+	"secured.dev/operator/internal/cpuacct"
+)
+
+// CPUAccountant reads the CPU that containers and nodes spent in a window; cpuacct.Prometheus
+// reads it from the kubelets' counters.
+type CPUAccountant interface {
+	Account(ctx context.Context, req cpuacct.Request) (cpuacct.Result, error)
+}
+
+// DefaultCPUSettle suits a Prometheus that scrapes the kubelets every 15s.
+const DefaultCPUSettle = 20 * time.Second
+
+// cpuSettling is how long a finished run must still wait before its CPU can be read: the
+// kubelet sample taken just before the window closed reaches Prometheus only at its next
+// scrape. Zero without accounting, or when there is nothing to account.
+func (r *DatastoreBenchmarkReconciler) cpuSettling(s *benchmarkScope, out *benchrun.Outcome) time.Duration {
+	if r.Options.CPUAccounting == nil || s.target.ServerPods() == nil || out.Summary.End.IsZero() {
+		return 0
+	}
+	return max(0, time.Until(out.Summary.End.Add(r.Options.CPUSettle)))
+}
+
+// accountCPU reads what the datastore, its sidecars and everything else on their nodes spent
+// during a succeeded run's measured window. Whatever prevents it becomes the reason in the
+// result, never an error of the benchmark: throughput and latency stand on their own.
+func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchmarkScope, out *benchrun.Outcome) *v1alpha1.RunCPU {
+	unavailable := func(format string, args ...any) *v1alpha1.RunCPU {
+		return &v1alpha1.RunCPU{Unavailable: fmt.Sprintf(format, args...)}
+	}
+	selector := s.target.ServerPods()
+	switch {
+	case r.Options.CPUAccounting == nil:
+		return unavailable("the operator reads no CPU accounting: give it a Prometheus that scrapes the kubelets (--cpu-accounting-prometheus-url)")
+	case selector == nil:
+		return unavailable("an external target's servers are not in this cluster")
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(s.b.Namespace), client.MatchingLabels(selector)); err != nil {
+		return unavailable("listing the datastore's pods: %v", err)
+	}
+	req := cpuacct.Request{
+		Window:    cpuacct.Window{Start: out.Summary.Start, End: out.Summary.End},
+		Namespace: s.b.Namespace,
+		Servers:   map[string]string{},
+	}
+	nodes := map[string]bool{}
+	for _, p := range pods.Items {
+		if len(p.Spec.Containers) == 0 || p.Spec.NodeName == "" {
+			continue
+		}
+		// The first container is the datastore's process in every pod the operator renders.
+		req.Servers[p.Name] = p.Spec.Containers[0].Name
+		nodes[p.Spec.NodeName] = true
+	}
+	for pod, node := range out.Clients {
+		req.Clients = append(req.Clients, pod)
+		if node != "" {
+			nodes[node] = true
+		}
+	}
+	for n := range nodes {
+		req.Nodes = append(req.Nodes, n)
+	}
+	slices.Sort(req.Clients)
+	slices.Sort(req.Nodes)
+	res, err := r.Options.CPUAccounting.Account(ctx, req)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("no CPU accounting for the run", "reason", err.Error())
+		return unavailable("%v", err)
+	}
+	cpu := &v1alpha1.RunCPU{
+		ServerMillis: millis(res.Server), SidecarMillis: millis(res.Sidecars), BackgroundMillis: millis(res.Background),
+		CoveredSeconds: int32(res.Span.Seconds()),
+	}
+	if ops := out.Summary.Operations; ops > 0 {
+		cpu.ServerMicrosPerOp = strconv.FormatFloat(res.Server*1e6/float64(ops), 'f', 2, 64)
+	}
+	return cpu
+}
+
+func millis(seconds float64) int64 { return int64(seconds*1000 + 0.5) }

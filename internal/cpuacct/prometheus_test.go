@@ -1,0 +1,79 @@
+package cpuacct
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/test/dataplane"
+	"secured.dev/operator/internal/test/tier"
+)
+
+// TestAccountsARealProcessThroughPrometheus: a process that keeps a CPU busy stands for the
+// datastore, a sleeping one for its sidecar and another for the client; a real Prometheus
+// scrapes their kernel counters every second, and the account of a window must match what the
+// kernel says the busy process spent in it.
+func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
+	tier.Full(t, "Prometheus")
+	busy := dataplane.StartProcess(t, "sh", "-c", "while :; do :; done")
+	idle := dataplane.StartProcess(t, "sleep", "600")
+	client := dataplane.StartProcess(t, "sleep", "600")
+	exporter := dataplane.KubeletResourceMetrics(t, "127.0.0.120:0", "bench", "worker",
+		map[string]int{"db-0/cassandra": busy, "db-0/tls-reloader": idle, "client-x/client": client})
+	prom := dataplane.StartPrometheus(t, "127.0.0.120:19090", exporter)
+	u, err := ParseURL("http://" + prom.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Prometheus{URL: u}
+
+	time.Sleep(3 * time.Second) // samples before the window, as a warm-up leaves
+	w := Window{Start: time.Now()}
+	before := dataplane.ProcessCPU(t, busy)
+	time.Sleep(10 * time.Second)
+	w.End = time.Now()
+	truth := dataplane.ProcessCPU(t, busy) - before
+	time.Sleep(2500 * time.Millisecond) // the last scrape inside the window reaches the TSDB
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := Request{Window: w, Namespace: "bench", Servers: map[string]string{"db-0": "cassandra"}, Clients: []string{"client-x"}, Nodes: []string{"worker"}}
+	res, err := p.Account(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kernel: %.2f CPU-s; account: server %.2f, sidecars %.3f, clients %.3f, nodes %.2f, background %.2f, span %s",
+		truth, res.Server, res.Sidecars, res.Clients, res.Nodes, res.Background, res.Span)
+	if truth < 3 {
+		t.Fatalf("the busy process got only %.2f CPU-seconds in 10s: the machine is too loaded to tell", truth)
+	}
+	if d := res.Server/truth - 1; d < -0.15 || d > 0.15 {
+		t.Errorf("server %.2f CPU-s, the kernel says %.2f (%+.0f%%, at most ±15%% allowed)", res.Server, truth, 100*d)
+	}
+	if res.Sidecars > 0.1 || res.Clients > 0.1 {
+		t.Errorf("sleeping processes were charged %.3f and %.3f CPU-s", res.Sidecars, res.Clients)
+	}
+	if res.Nodes < res.Server || res.Background != max(0, res.Nodes-res.Server-res.Sidecars-res.Clients) {
+		t.Errorf("nodes %.2f, background %.2f: the node must hold the server, and background be the rest", res.Nodes, res.Background)
+	}
+	if res.Span < 5*time.Second || res.Span > w.Duration() {
+		t.Errorf("the samples span %s of a %s window", res.Span, w.Duration())
+	}
+
+	// What cannot be known is refused, with the name of what is missing.
+	missing := req
+	missing.Servers = map[string]string{"db-0": "cassandra", "db-1": "cassandra"}
+	if _, err := p.Account(ctx, missing); err == nil || !strings.Contains(err.Error(), "pod bench/db-1") {
+		t.Errorf("a pod without series: %v", err)
+	}
+	short := req
+	short.Window = Window{Start: w.End.Add(-600 * time.Millisecond), End: w.End}
+	if _, err := p.Account(ctx, short); err == nil {
+		t.Error("a window shorter than one scrape interval was accounted")
+	}
+	down, _ := ParseURL("http://127.0.0.120:1")
+	if _, err := (&Prometheus{URL: down}).Account(ctx, req); err == nil || !strings.Contains(err.Error(), "querying Prometheus") {
+		t.Errorf("an unreachable Prometheus: %v", err)
+	}
+}
