@@ -43,9 +43,13 @@ func TestStudyOfThreeCassandraProfilesThroughAnOperatorRestartAndALostClient(t *
 			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra, Cassandra: smallCassandra(0)},
 			Matrix: v1alpha1.StudyMatrix{Profiles: profiles, Baseline: "plaintext",
 				Acceleration: []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff}, ClusterSizes: []int32{1}},
-			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 30 * time.Second}},
-			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](16)},
-			WarmUp:      &metav1.Duration{Duration: 5 * time.Second},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 30 * time.Second}},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](16)},
+			WarmUp:   &metav1.Duration{Duration: 5 * time.Second},
+			// Each cell's first run warms up until steady, bounded so the test stays bounded.
+			SteadyWarmUp: &v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: 10 * time.Second}, Maximum: metav1.Duration{Duration: 40 * time.Second}},
+			// One repeat at most of a run whose nodes were busier than a core with other things.
+			Background:  &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("1")), Repeats: 1},
 			Repetitions: ptr.To[int32](3),
 			Seed:        ptr.To[int64](2026),
 			Decision:    v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](15)},
@@ -131,16 +135,34 @@ func TestStudyOfThreeCassandraProfilesThroughAnOperatorRestartAndALostClient(t *
 		t.Fatal(err)
 	}
 	t.Logf("report (kubectl secured study report tls-cost -n %s):\n%s\n%s", ns.Name, r.Text(), r.Markdown())
-	runs, accounted := 0, 0
+	runs, accounted, warmed := 0, 0, 0
 	for _, cell := range r.Cells {
+		for _, rc := range cell.SetAside {
+			t.Logf("cell %s round %d set aside: %s", cell.Name, rc.Round, rc.Busy)
+		}
 		for _, rc := range cell.RunCosts {
 			runs++
+			if rc.ThroughputCV == nil {
+				t.Errorf("cell %s round %d: no coefficient of variation of its per-second throughput", cell.Name, rc.Round)
+			}
+			switch {
+			case rc.Round == 1 && rc.WarmUpSeconds != nil:
+				warmed++
+				t.Logf("cell %s: warmed up for %.0f s (steady %v)", cell.Name, *rc.WarmUpSeconds, *rc.WarmUpSteady)
+			case rc.Round > 1 && rc.WarmUpSeconds != nil:
+				t.Errorf("cell %s round %d warmed up until steady; only first runs do", cell.Name, rc.Round)
+			}
 			if rc.ServerCPUMicrosPerOp != nil && *rc.ServerCPUMicrosPerOp > 0 && rc.BackgroundCores != nil {
 				accounted++
 			} else {
 				t.Logf("cell %s round %d: no server CPU (%s)", cell.Name, rc.Round, rc.Unavailable)
 			}
 		}
+	}
+	// The killed client's run, and a first run set aside for its background, are measured
+	// again after a fixed warm-up.
+	if warmed < len(r.Cells)-2 {
+		t.Errorf("%d of %d cells' first runs warmed up until steady; want all but two at most", warmed, len(r.Cells))
 	}
 	// make deploy points the operator at the Kind Prometheus, which scrapes the kubelets.
 	if accounted < runs*3/4 {

@@ -195,7 +195,24 @@ type PrometheusOutput struct {
 	RemoteWriteURL string `json:"remoteWriteURL,omitempty"`
 }
 
+// SteadyWarmUp bounds a warm-up that ends when the throughput is steady.
+// +kubebuilder:validation:XValidation:rule="duration(self.minimum) <= duration(self.maximum)",message="steadyWarmUp.minimum must not exceed steadyWarmUp.maximum"
+type SteadyWarmUp struct {
+	// minimum warm-up, however soon the throughput looks steady. Defaults to 20s.
+	// +optional
+	// +kubebuilder:default="20s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="steadyWarmUp.minimum must be a duration written like 20s or 1m"
+	Minimum metav1.Duration `json:"minimum,omitempty"`
+	// maximum warm-up: the run is measured then, steady or not, and says which. Defaults to
+	// 2m; at least 10s, the samples steadiness is judged on.
+	// +optional
+	// +kubebuilder:default="2m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('10s')",message="steadyWarmUp.maximum must be a duration of at least 10s written like 2m"
+	Maximum metav1.Duration `json:"maximum,omitempty"`
+}
+
 // DatastoreBenchmarkSpec describes a benchmark.
+// +kubebuilder:validation:XValidation:rule="!has(self.steadyWarmUp) || ((!has(self.load) || !has(self.load.mode) || self.load.mode == 'MaxThroughput') && !has(self.workload.operationCount))",message="spec.steadyWarmUp needs a closed-loop run of a duration: load.mode MaxThroughput and workload.duration, not operationCount; or use spec.warmUp"
 type DatastoreBenchmarkSpec struct {
 	// target to measure: a SecuredDatastore (endpoints and TLS material found automatically) or
 	// external endpoints.
@@ -214,6 +231,13 @@ type DatastoreBenchmarkSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.warmUp must be a duration written like 30s or 2m (0s for none)"
 	WarmUp *metav1.Duration `json:"warmUp,omitempty"`
+	// steadyWarmUp: before the first measured run, warm up until the throughput is steady
+	// (its last 10 seconds flat: coefficient of variation at most 10%, no trend over 5%)
+	// instead of for warmUp; the run records how long that took. Later runs use warmUp, enough
+	// for the JIT once the datastore is warm. Closed loop (MaxThroughput) runs of a duration
+	// only; not yet for HBase, whose driver has no warm-up.
+	// +optional
+	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// skipLoad: the data is already loaded; run only the measured phase.
 	// +optional
 	SkipLoad bool `json:"skipLoad,omitempty"`
@@ -303,6 +327,13 @@ type BenchmarkRun struct {
 	// seriesStepSeconds: the width of one throughputSeries step.
 	// +optional
 	SeriesStepSeconds int32 `json:"seriesStepSeconds,omitempty"`
+	// warmUpSeconds: how long the warm-up before this run took, when it ran until steady
+	// (spec.steadyWarmUp), a decimal string.
+	// +optional
+	WarmUpSeconds string `json:"warmUpSeconds,omitempty"`
+	// warmUpSteady: whether that warm-up ended steady (false: it reached its maximum).
+	// +optional
+	WarmUpSteady *bool `json:"warmUpSteady,omitempty"`
 	// throughputCV: the series' coefficient of variation (standard deviation over mean), a
 	// decimal string: a few hundredths in a steady window; more means warm-up, a compaction or a
 	// neighbour moved the throughput.

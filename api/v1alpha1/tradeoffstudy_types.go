@@ -160,6 +160,7 @@ type StudyBackground struct {
 	// maxCores: the background a run may have, in cores ("500m", "1"); "0" turns the rule off.
 	// Defaults to 500m.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity('0'))",message="spec.background.maxCores must be a CPU quantity of 0 or more, such as 500m or 1 (0 turns the rule off)"
 	MaxCores *resource.Quantity `json:"maxCores,omitempty"`
 	// repeats: how many times a round of a cell is measured again when its background is too
 	// high; after the last one the run is kept, flagged in the report. Defaults to 2.
@@ -183,7 +184,7 @@ type StudyCost struct {
 // TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
 // and decision rule. Only paused and cancel can change after creation: the cells, the seeded
 // order and every run measured so far belong to the design they were planned from.
-// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision) && has(self.background) == has(oldSelf.background) && (!has(self.background) || self.background == oldSelf.background)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision) && has(self.background) == has(oldSelf.background) && (!has(self.background) || self.background == oldSelf.background) && has(self.steadyWarmUp) == has(oldSelf.steadyWarmUp) && (!has(self.steadyWarmUp) || self.steadyWarmUp == oldSelf.steadyWarmUp)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
 // +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.precision.maxRounds) || self.precision.maxRounds >= (has(self.repetitions) ? self.repetitions : 6)",message="spec.precision.maxRounds must be at least spec.repetitions (6 when unset): the study adds rounds after the planned ones, never fewer"
 type TradeoffStudySpec struct {
 	// template of every cell's SecuredDatastore: engine, version, topology and certificates. The
@@ -220,6 +221,12 @@ type TradeoffStudySpec struct {
 	// (--cpu-accounting-prometheus-url); without it no run has a background to judge.
 	// +optional
 	Background *StudyBackground `json:"background,omitempty"`
+	// steadyWarmUp: before the first measured run of each cell, warm the datastore up until its
+	// throughput is steady, between minimum and maximum; later runs warm up for warmUp.
+	// Defaults to 20s..2m for closed-loop workloads of a duration (the others warm up for
+	// warmUp).
+	// +optional
+	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the
 	// benchmark's 30s.
 	// +optional
@@ -350,6 +357,12 @@ type StudyRun struct {
 	// serverCPUMicrosPerOp: the datastore's CPU time per operation, from the kubelets' counters.
 	// +optional
 	ServerCPUMicrosPerOp string `json:"serverCPUMicrosPerOp,omitempty"`
+	// warmUpSeconds: how long the warm-up until steady before this run took (first runs).
+	// +optional
+	WarmUpSeconds string `json:"warmUpSeconds,omitempty"`
+	// warmUpSteady: whether it ended steady (false: at its maximum).
+	// +optional
+	WarmUpSteady *bool `json:"warmUpSteady,omitempty"`
 	// throughputCV: the coefficient of variation of the run's per-second throughput; a few
 	// hundredths when the window was steady.
 	// +optional

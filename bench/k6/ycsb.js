@@ -13,6 +13,8 @@
 //   YCSB_OPS_PER_ITERATION  closed loop: operations per k6 iteration, each measured on its
 //                         own; more spends less client CPU on k6 itself; 100 (always 1 open loop)
 //   YCSB_WARMUP           run phase warm-up, discarded; 0s
+//   YCSB_WARMUP_MIN / YCSB_WARMUP_MAX  instead of YCSB_WARMUP: warm up until the throughput is
+//                         steady, at least MIN and at most MAX (closed loop, fixed duration)
 //   YCSB_DURATION         measured run; 60s      YCSB_OPERATION_COUNT  stop after N instead
 //   YCSB_PROFILE          label for the metrics, e.g. the encryption profile's name
 //   YCSB_SUMMARY_FILE     also write the JSON summary here (the operator uses /dev/termination-log)
@@ -67,6 +69,10 @@ const operationCount = num('YCSB_OPERATION_COUNT', 0);
 const opsPerIteration = rate > 0 || operationCount > 0 ? 1 : Math.max(num('YCSB_OPS_PER_ITERATION', 100), 1);
 const warmup = env.YCSB_WARMUP || '0s';
 const duration = env.YCSB_DURATION || '60s';
+const warmupMax = env.YCSB_WARMUP_MAX || '';
+if (warmupMax && (rate > 0 || operationCount > 0)) {
+  throw new Error('YCSB_WARMUP_MAX: a warm-up until steady needs a closed-loop run of a fixed duration; unset YCSB_RATE and YCSB_OPERATION_COUNT, or use YCSB_WARMUP');
+}
 
 const wl = workload({
   preset: env.YCSB_WORKLOAD || 'A',
@@ -119,6 +125,11 @@ function scenarios() {
   if (phase === 'load') {
     return { load: { executor: 'shared-iterations', exec: 'load', vus: Math.min(vus, Math.max(insertCount, 1)), iterations: Math.max(insertCount, 1), maxDuration: '24h' } };
   }
+  if (warmupMax) {
+    // One iteration per user that ends when the extension's measured window does: the
+    // warm-up's length is found, not scheduled.
+    return { run: { executor: 'per-vu-iterations', exec: 'steady', vus, iterations: 1, maxDuration: '24h', gracefulStop: '0s' } };
+  }
   const s = { run: runScenario(duration, warmup, true) };
   if (warmup !== '0s') s.warmup = runScenario(warmup, '0s', false);
   return s;
@@ -145,6 +156,10 @@ export function load() {
 
 export function run() {
   wl.run(db, opsPerIteration);
+}
+
+export function steady() {
+  wl.runUntilSteady(db, { minWarmUp: env.YCSB_WARMUP_MIN || '0s', maxWarmUp: warmupMax, duration });
 }
 
 export function handleSummary(data) {

@@ -1,5 +1,7 @@
 package benchresult
 
+import "cmp"
+
 // Merge combines the summaries of client pods that ran the same phase side by side.
 // Counts, CPU and throughputs add up; a merged percentile cannot be recovered from per-pod
 // percentiles, so p95, p99 and max are the worst pod's (conservative) and p50 is the
@@ -31,6 +33,7 @@ func Merge(parts []Summary) (Summary, float64) {
 			if out.FirstError == "" {
 				out.FirstError = p.FirstError
 			}
+			out.WarmUp = longerWarmUp(out.WarmUp, p.WarmUp)
 		}
 		for kind, n := range p.Connections {
 			if out.Connections == nil {
@@ -60,4 +63,13 @@ func Merge(parts []Summary) (Summary, float64) {
 		out.Latencies = append(out.Latencies, *m)
 	}
 	return out, throughput
+}
+
+// longerWarmUp: each pod warms up until its own view of the throughput is steady; the run's
+// warm-up is the longest, steady only when every pod's was.
+func longerWarmUp(a, b *WarmUp) *WarmUp {
+	if a == nil || b == nil {
+		return cmp.Or(a, b)
+	}
+	return &WarmUp{Seconds: max(a.Seconds, b.Seconds), Steady: a.Steady && b.Steady}
 }

@@ -43,6 +43,15 @@ func (s *Series) Points(duration time.Duration) (points []int64, stepSeconds int
 	return points, step
 }
 
+// Counts are the raw counts of the first n seconds (at most MaxSeconds).
+func (s *Series) Counts(n int) []int64 {
+	out := make([]int64, min(max(n, 0), MaxSeconds))
+	for i := range out {
+		out[i] = s.counts[i].Load()
+	}
+	return out
+}
+
 // CoefficientOfVariation of the summary's series: the standard deviation of its points over
 // their mean. A steady window reads a few percent; warm-up, a compaction or a neighbour
 // shows as more. ok is false with fewer than 3 points.

@@ -41,6 +41,15 @@ type Summary struct {
 	// only, so a reader can see whether the window was steady.
 	Series            []int64 `json:"series,omitempty"`
 	SeriesStepSeconds int     `json:"seriesStepSeconds,omitempty"`
+	// WarmUp: how long the warm-up before the window ran, when it ran until steady.
+	WarmUp *WarmUp `json:"warmUp,omitempty"`
+}
+
+// WarmUp is a warm-up that ran until the throughput was steady: how long it took, and whether
+// it ended steady or at its maximum.
+type WarmUp struct {
+	Seconds float64 `json:"seconds"`
+	Steady  bool    `json:"steady"`
 }
 
 // Latency of one operation type, in microseconds.

@@ -98,6 +98,10 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome) {
 	if cv, ok := sum.CoefficientOfVariation(); ok {
 		run.ThroughputCV = strconv.FormatFloat(cv, 'f', 3, 64)
 	}
+	run.WarmUpSeconds, run.WarmUpSteady = "", nil
+	if w := sum.WarmUp; w != nil {
+		run.WarmUpSeconds, run.WarmUpSteady = strconv.FormatFloat(w.Seconds, 'f', 1, 64), &w.Steady
+	}
 	run.Phase, run.InvalidReason = v1alpha1.RunSucceeded, ""
 	switch {
 	case out.Failed != "":

@@ -77,6 +77,22 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 
 	remoteWrite(t, with)
 
+	// A warm-up until steady: the extension ends it when the last 10 s are flat (or at the
+	// maximum), then measures the duration; the summary says how long the warm-up took.
+	found, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_WARMUP_MIN": "2s", "YCSB_WARMUP_MAX": "20s", "YCSB_DURATION": "3s"}))
+	if err != nil {
+		t.Fatalf("workload A warmed up until steady: %v\n%s", err, out)
+	}
+	checkRun(t, "A steady", found, "plaintext", "none", map[string]float64{"read": 0.5, "update": 0.5})
+	if w := found.WarmUp; w == nil || w.Seconds < 10 || w.Seconds > 20.5 {
+		t.Errorf("A steady: warm-up %+v; want 10-20 s (10 s of samples at least, 20 s at most)", w)
+	} else {
+		t.Logf("A steady: warm-up %.1f s, steady %v", w.Seconds, w.Steady)
+	}
+	if got := found.End.Sub(found.Start).Seconds(); got < 2.5 || got > 3.1 {
+		t.Errorf("A steady: measured %.2f s; the window lasts 3 s", got)
+	}
+
 	tls, out, err := runK6(t, pinned(with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s"}), caFile, address, "TLS_AES_128_GCM_SHA256"))
 	if err != nil {
 		t.Fatalf("workload A over pinned TLS 1.3: %v\n%s", err, out)

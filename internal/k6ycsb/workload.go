@@ -85,6 +85,7 @@ type sharedWorkload struct {
 	mu         sync.Mutex
 	phases     map[string]*phase
 	phaseOrder []string
+	gate       *gate // set by the first RunUntilSteady
 }
 
 func (s *sharedWorkload) phase(name string) *phase {
@@ -109,11 +110,17 @@ type Workload struct {
 	rand    *rand.Rand
 	values  [][]byte
 
-	// per-phase and per-tag caches, renewed when k6 changes the VU's tags (a new scenario)
+	// per-phase and per-tag caches, renewed when k6 changes the VU's tags (a new scenario) or
+	// the gate moves the VU from warm-up to the measured window
 	baseTags  *metrics.TagSet
 	phaseName string
 	phase     *phase
 	opTags    map[*DB]*[5]*metrics.TagSet
+
+	// gated: the phase the gate gave the next operation ("" outside RunUntilSteady), and the
+	// measured window's end, after which an operation does not count
+	gated    string
+	deadline time.Time
 }
 
 func (m *module) workload(opts sobek.Value) *Workload {
@@ -178,6 +185,67 @@ func (wl *Workload) Run(db *DB, ops int) {
 	}
 }
 
+// steadyOptions are the script's workload.runUntilSteady(db, {...}) options.
+type steadyOptions struct {
+	MinWarmUp string `js:"minWarmUp"`
+	MaxWarmUp string `js:"maxWarmUp"`
+	Duration  string `js:"duration"`
+}
+
+// RunUntilSteady is a closed-loop run whose warm-up ends when the throughput is steady rather
+// than after a guessed time: every virtual user calls it once, and it runs operations until
+// the measured window that follows the warm-up is over. Warm-up operations count in the phase
+// "warmup", measured ones in "run", as with two scenarios; an operation still in flight when
+// the window ends is not counted, as a scenario's end interrupts it.
+func (wl *Workload) RunUntilSteady(db *DB, opts sobek.Value) {
+	rt := wl.m.vu.Runtime()
+	var o steadyOptions
+	if err := decode(rt, "workload.runUntilSteady", opts, &o); err != nil {
+		common.Throw(rt, err)
+	}
+	g, err := wl.shared.steadyGate(o)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	c := db.client(wl)
+	defer func() { wl.gated = "" }()
+	for wl.m.vu.Context().Err() == nil {
+		name, deadline := g.phaseAt(time.Now())
+		if name == "" {
+			return
+		}
+		wl.gated, wl.deadline = name, deadline
+		wl.runOne(db, c)
+	}
+}
+
+// steadyGate is the gate every virtual user shares, made by the first call.
+func (s *sharedWorkload) steadyGate(o steadyOptions) (*gate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gate != nil {
+		return s.gate, nil
+	}
+	var d [3]time.Duration
+	for i, v := range []string{o.MinWarmUp, o.MaxWarmUp, o.Duration} {
+		var err error
+		if d[i], err = time.ParseDuration(v); err != nil || d[i] < 0 {
+			return nil, fmt.Errorf("workload.runUntilSteady: minWarmUp %q, maxWarmUp %q, duration %q: give durations such as 30s", o.MinWarmUp, o.MaxWarmUp, o.Duration)
+		}
+	}
+	if d[0] > d[1] || d[2] == 0 {
+		return nil, fmt.Errorf("workload.runUntilSteady: minWarmUp %s must not exceed maxWarmUp %s, and duration must be positive", d[0], d[1])
+	}
+	warmup, ok := s.phases["warmup"]
+	if !ok {
+		warmup = &phase{}
+		s.phases["warmup"] = warmup
+		s.phaseOrder = append(s.phaseOrder, "warmup")
+	}
+	s.gate = &gate{min: d[0], max: d[1], duration: d[2], warmup: warmup}
+	return s.gate, nil
+}
+
 func (wl *Workload) runOne(db *DB, c *cqlbench.Client) {
 	w, r := &wl.shared.w, wl.rand
 	switch op := wl.chooser.Operation(r); op {
@@ -221,12 +289,15 @@ func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) 
 	start := time.Now()
 	err := do(ctx)
 	d := time.Since(start)
-	if ctx.Err() != nil {
-		return // the test is ending; an interrupted operation is not a result
+	if ctx.Err() != nil || (!wl.deadline.IsZero() && wl.gated == "run" && start.Add(d).After(wl.deadline)) {
+		return // the test or the window is ending; an interrupted operation is not a result
 	}
 
 	base := state.Tags.GetCurrentValues().Tags
-	if base != wl.baseTags {
+	if wl.gated != "" {
+		base = base.With("scenario", wl.gated) // the series and dashboards keep warm-up apart
+	}
+	if base != wl.baseTags { // tag sets are interned: the same tags, the same pointer
 		wl.baseTags = base
 		wl.phaseName, _ = base.Get("scenario")
 		if wl.phaseName == "" {
@@ -275,12 +346,15 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 		common.Throw(rt, err)
 	}
 	wl.shared.mu.Lock()
-	p := wl.shared.phases[o.Phase]
+	p, g := wl.shared.phases[o.Phase], wl.shared.gate
 	wl.shared.mu.Unlock()
 	if p == nil {
 		p = &phase{}
 	}
 	s := p.summary()
+	if g != nil && o.Phase == "run" {
+		s.WarmUp = g.warmUp()
+	}
 	s.Driver, s.Phase, s.Profile, s.DroppedIterations = "k6-ycsb", o.Phase, db.profile, o.DroppedIterations
 	if db.open(wl.shared.w.FieldCount) == nil { // the session the users shared, or nothing
 		s.Protocol, s.Suite = db.store.Negotiated()

@@ -1,7 +1,9 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +68,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 	if attempt > 0 {
 		name += fmt.Sprintf("-a%d", attempt)
 	}
-	return &v1alpha1.DatastoreBenchmark{
+	b := &v1alpha1.DatastoreBenchmark{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
@@ -78,6 +80,22 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			SkipLoad:    k > 0 || attempt > 0, // the first attempt of the first repetition loaded it
 		},
 	}
+	if k == 0 && attempt == 0 {
+		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
+	}
+	return b
+}
+
+// DefaultSteadyWarmUp bounds the warm-up of a cell's first run when the study does not.
+var DefaultSteadyWarmUp = v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: 20 * time.Second}, Maximum: metav1.Duration{Duration: 2 * time.Minute}}
+
+// steadyWarmUp of a cell's first run: the study's, or the default where the load allows one
+// (a closed loop of a duration).
+func steadyWarmUp(spec *v1alpha1.TradeoffStudySpec) *v1alpha1.SteadyWarmUp {
+	if spec.Load.Mode == v1alpha1.LoadFixedRate || spec.Workload.OperationCount != nil {
+		return nil
+	}
+	return ptr.To(cmp.Or(ptr.Deref(spec.SteadyWarmUp, v1alpha1.SteadyWarmUp{}), DefaultSteadyWarmUp))
 }
 
 // ReportConfigMap holds the report for kubectl and the CLI.
@@ -101,6 +119,7 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 			continue
 		}
 		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), ThroughputOpsPerSec: r.ThroughputOpsPerSec, ThroughputCV: r.ThroughputCV}
+		out.WarmUpSeconds, out.WarmUpSteady = r.WarmUpSeconds, r.WarmUpSteady
 		var ops int64
 		for _, l := range r.Latencies {
 			out.P99Micros = max(out.P99Micros, l.P99Micros)

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -312,6 +314,9 @@ func withServerCPU(cells []v1alpha1.StudyCell, centre map[string]float64) {
 			r.ServerCPUMicrosPerOp = decimal(centre[c.Profile] * (1 + 0.002*float64(k%3)))
 			r.BackgroundCores = decimal(0.2 + 0.6*(1.15-swing[k]))
 			r.ThroughputCV = decimal(0.02 + 0.1*(1.15-swing[k]))
+			if k == 0 {
+				r.WarmUpSeconds, r.WarmUpSteady = "34.0", ptr.To(c.Profile != "tls12-aes128cbc")
+			}
 		}
 	}
 }
@@ -354,13 +359,13 @@ func TestServerCPUPerOperationDecidesWhenEveryCellHasIt(t *testing.T) {
 		t.Errorf("extra nodes %s%%, want 10.0 (an operation costs 1.1 times the CPU)", rec.ExtraNodesPercent)
 	}
 	md := a.Report.Markdown()
-	for _, want := range []string{"the decision, p and extra nodes rest on server CPU per operation", "| tls13-aes128gcm-on-3 | 2 | 14200 | 0.050 | 55.1 | 41.0 | 0.41 |"} {
+	for _, want := range []string{"the decision, p and extra nodes rest on server CPU per operation", "| tls13-aes128gcm-on-3 | 2 | – | 14200 | 0.050 | 55.1 | 41.0 | 0.41 |", "| tls12-aes128cbc-on-3 | 1 | 34 (max) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
 	golden.Check(t, "report-cpu.md", []byte(md))
-	if !strings.Contains(md, "| plaintext-on-3 | 3 | 13100 | – | 51.0 | – | 0.93 | set aside |") ||
+	if !strings.Contains(md, "| plaintext-on-3 | 3 | – | 13100 | – | 51.0 | – | 0.93 | set aside |") ||
 		!strings.Contains(md, "- plaintext-on-3, round 3: background 0.93 cores exceeded the 0.50-core limit: set aside") {
 		t.Errorf("the report must list the set-aside run and why:\n%s", md)
 	}
@@ -386,8 +391,8 @@ func TestJudgeSetsAsideBusyRunsUntilTheRepeatsRunOut(t *testing.T) {
 	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c1"}
 	busy := v1alpha1.StudyRun{Round: 2, ThroughputOpsPerSec: 9000, BackgroundCores: "0.75"}
 	for attempt := range DefaultBackgroundRepeats {
-		if b := Benchmark(&v1alpha1.TradeoffStudy{Spec: *s}, cell, 1); attempt > 0 && (b.Name != fmt.Sprintf("s-c1-r1-a%d", attempt) || !b.Spec.SkipLoad) {
-			t.Fatalf("attempt %d of round 2: benchmark %s (skip load %v)", attempt, b.Name, b.Spec.SkipLoad)
+		if b := Benchmark(&v1alpha1.TradeoffStudy{Spec: *s}, cell, 1); attempt > 0 && (b.Name != fmt.Sprintf("s-c1-r1-a%d", attempt) || !b.Spec.SkipLoad || b.Spec.SteadyWarmUp != nil) {
+			t.Fatalf("attempt %d of round 2: benchmark %s (skip load %v, steady warm-up %v)", attempt, b.Name, b.Spec.SkipLoad, b.Spec.SteadyWarmUp)
 		}
 		run, repeat := Judge(s, cell, busy)
 		if !repeat || !strings.Contains(run.Busy, fmt.Sprintf("repeat %d of 2", attempt+1)) {
@@ -413,5 +418,27 @@ func TestJudgeSetsAsideBusyRunsUntilTheRepeatsRunOut(t *testing.T) {
 	s.Background = &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("1")), Repeats: 1}
 	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, v1alpha1.StudyRun{Round: 1, BackgroundCores: "1.2"}); !repeat {
 		t.Error("a limit of 1 core sets aside a run with 1.2")
+	}
+}
+
+// A cell's first run warms the datastore up until steady, within the study's bounds or the
+// default ones; later runs, repeats and open-loop studies warm up for warmUp.
+func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
+	st := &v1alpha1.TradeoffStudy{Spec: *spec()}
+	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c0"}
+	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w == nil || *w != DefaultSteadyWarmUp {
+		t.Errorf("first run: %v; want the default %v", w, DefaultSteadyWarmUp)
+	}
+	if w := Benchmark(st, cell, 1).Spec.SteadyWarmUp; w != nil {
+		t.Errorf("second run: %v; the datastore is warm", w)
+	}
+	own := v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: time.Minute}, Maximum: metav1.Duration{Duration: 5 * time.Minute}}
+	st.Spec.SteadyWarmUp = &own
+	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w == nil || *w != own {
+		t.Errorf("the study's bounds: %v", w)
+	}
+	st.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000)}
+	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w != nil {
+		t.Errorf("a fixed rate has no throughput to settle: %v", w)
 	}
 }

@@ -207,7 +207,7 @@ func Build(j Job) (*batchv1.Job, error) {
 	podtemplate.Annotate(&job.ObjectMeta, deviations...)
 	if j.Phase == PhaseRun {
 		// A hung client must not hold the benchmark forever: the run's own length and ten minutes.
-		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((warmUp(b) + duration(b) + 10*time.Minute).Seconds()))
+		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((longestWarmUp(j) + duration(b) + 10*time.Minute).Seconds()))
 	}
 	return job, nil
 }
@@ -268,7 +268,12 @@ func env(j Job) []corev1.EnvVar {
 	if j.Phase == PhaseLoad {
 		add("CQL_REPLICATION_FACTOR", strconv.Itoa(int(max(j.Target.ReplicationFactor, 1))))
 	} else {
-		add("YCSB_WARMUP", warmUp(b).String())
+		if w := untilSteady(j); w != nil {
+			add("YCSB_WARMUP_MIN", w.Minimum.Duration.String())
+			add("YCSB_WARMUP_MAX", w.Maximum.Duration.String())
+		} else {
+			add("YCSB_WARMUP", warmUp(b).String())
+		}
 		if w.OperationCount != nil {
 			add("YCSB_OPERATION_COUNT", strconv.FormatInt(max(*w.OperationCount/pods, 1), 10))
 		} else {
@@ -304,6 +309,23 @@ func env(j Job) []corev1.EnvVar {
 // literal keeps a value as it is through the kubelet's $(VAR) expansion of commands,
 // arguments and environment values: a doubled $ is a literal one.
 func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// untilSteady is the steady warm-up of the benchmark's first run, nil for the others: once
+// the datastore is warm, warmUp is enough for the client.
+func untilSteady(j Job) *v1alpha1.SteadyWarmUp {
+	if j.Phase != PhaseRun || j.Run != 0 || j.Target.HBase != nil {
+		return nil
+	}
+	return j.Benchmark.Spec.SteadyWarmUp
+}
+
+// longestWarmUp a run can take.
+func longestWarmUp(j Job) time.Duration {
+	if w := untilSteady(j); w != nil {
+		return w.Maximum.Duration
+	}
+	return warmUp(j.Benchmark)
+}
 
 func warmUp(b *v1alpha1.DatastoreBenchmark) time.Duration {
 	if b.Spec.WarmUp != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -56,6 +57,44 @@ func TestJobsForADatastore(t *testing.T) {
 	golden.Check(t, "datastore-jobs.yaml", out)
 	if !strings.Contains(string(out), "name: YCSB_RATE\n          value: \"1500\"") {
 		t.Error("a fixed rate of 3000/s over two client pods must give each 1500/s")
+	}
+}
+
+// A steady warm-up replaces the fixed one in the first run only, and the run's deadline
+// allows for its maximum.
+func TestTheFirstRunWarmsUpUntilSteady(t *testing.T) {
+	target, err := DatastoreTarget(tlsDatastore(), "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-a", Namespace: "shop"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:       v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "orders"}},
+			Workload:     v1alpha1.Workload{Preset: "A", Duration: &metav1.Duration{Duration: time.Minute}},
+			WarmUp:       &metav1.Duration{Duration: 10 * time.Second},
+			SteadyWarmUp: &v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: 20 * time.Second}, Maximum: metav1.Duration{Duration: 3 * time.Minute}},
+		},
+	}
+	env := func(j *batchv1.Job) map[string]string {
+		out := map[string]string{}
+		for _, e := range j.Spec.Template.Spec.Containers[0].Env {
+			out[e.Name] = e.Value
+		}
+		return out
+	}
+	for run, want := range map[int32]struct {
+		min, max, fixed string
+		deadline        int64
+	}{0: {"20s", "3m0s", "", 4*60 + 600}, 1: {"", "", "10s", 70 + 600}} {
+		j, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun, Run: run, Image: "secured.dev/k6:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := env(j)
+		if e["YCSB_WARMUP_MIN"] != want.min || e["YCSB_WARMUP_MAX"] != want.max || e["YCSB_WARMUP"] != want.fixed || *j.Spec.ActiveDeadlineSeconds != want.deadline {
+			t.Errorf("run %d: min %q max %q fixed %q deadline %d; want %+v", run, e["YCSB_WARMUP_MIN"], e["YCSB_WARMUP_MAX"], e["YCSB_WARMUP"], *j.Spec.ActiveDeadlineSeconds, want)
+		}
 	}
 }
 
