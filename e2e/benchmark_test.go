@@ -31,7 +31,7 @@ func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatas
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target: v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: ds.Name}},
 			// 30 s: the kubelet refreshes its CPU counters every 10-15 s, and the server CPU of a
-			// run needs samples over two fifths of its window.
+			// run needs samples over three tenths of its window.
 			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](5000), Duration: &metav1.Duration{Duration: 30 * time.Second}},
 			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](16)},
 			Repetitions: ptr.To[int32](2),
@@ -72,7 +72,7 @@ func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatas
 		if r.Phase == v1alpha1.RunSucceeded && r.CPU != nil && r.CPU.Unavailable == "" && r.CPU.ServerMillis > 0 && r.CPU.ServerMicrosPerOp != "" {
 			accounted++
 		}
-		t.Logf("run %d: warm-up %s s (steady %v), throughput CV %s, series %v (step %d s)", r.Index, r.WarmUpSeconds, r.WarmUpSteady, r.ThroughputCV, r.ThroughputSeries, r.SeriesStepSeconds)
+		t.Logf("run %d: warm-up %s s (steady %v), throughput CV %s, series %v (step %d s)", r.Index, r.WarmUpSeconds, ptr.Deref(r.WarmUpSteady, false), r.ThroughputCV, r.ThroughputSeries, r.SeriesStepSeconds)
 		if k6 && r.Phase == v1alpha1.RunSucceeded && (r.ThroughputCV == "" || len(r.ThroughputSeries) < 20 || (r.Index == 0) != (r.WarmUpSeconds != "")) {
 			t.Errorf("run %d: CV %q over %d seconds, warm-up until steady %q; want a CV over the window and a steady warm-up before the first run only",
 				r.Index, r.ThroughputCV, len(r.ThroughputSeries), r.WarmUpSeconds)

@@ -64,6 +64,15 @@ done
 
 # Prometheus, receiving the benchmark clients' remote writes.
 log "prometheus ${image[prometheus]%% *}"
+# One static target per kubelet, labelled with its node (names and addresses from the API).
+targets=$("$kubectl" get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}' |
+  while read -r node ip; do
+    printf "          - targets: ['%s:10250']\n            labels: {node: %s}\n" "$ip" "$node"
+  done)
+[ -n "$targets" ] || { echo "kind-addons: no node addresses for Prometheus to scrape" >&2; exit 1; }
 sed "s|IMAGE|${image[prometheus]%% *}|" "$root/hack/kind/prometheus.yaml" |
+  awk -v targets="$targets" '$1 == "KUBELET_TARGETS" { print targets; next } { print }' |
   "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
+# A changed configuration is read at start.
+"$kubectl" -n monitoring rollout restart deployment/prometheus >/dev/null
 "$kubectl" -n monitoring rollout status deployment/prometheus --timeout=120s >&2

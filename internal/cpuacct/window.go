@@ -7,7 +7,7 @@
 // time it was read, so a window's usage is never read off exactly at its edges. It is
 // estimated from the samples inside the window only: their rate times the window's length.
 // Samples outside it would mix in the warm-up before and the idle time after, when the load is
-// different; the samples inside must cover at least two fifths of the window, or the figure is refused
+// different; the samples inside must cover at least three tenths of the window, or the figure is refused
 // with the reason rather than guessed.
 package cpuacct
 
@@ -23,7 +23,7 @@ type Point struct {
 }
 
 // MinCoverage is the least fraction of the window that the samples inside it must span.
-const MinCoverage = 0.4
+const MinCoverage = 0.3
 
 // Window is a measured phase: CPU use is wanted between Start and End.
 type Window struct {
@@ -54,7 +54,7 @@ func Usage(points []Point, w Window) (float64, time.Duration, error) {
 	first, last := inside[0], inside[len(inside)-1]
 	span := last.T.Sub(first.T)
 	if float64(span) < MinCoverage*float64(w.Duration()) {
-		return 0, span, fmt.Errorf("the samples inside the window span %s of its %s (at least %.0f%% needed): run longer, or scrape the kubelet more often", span.Round(time.Second), w.Duration().Round(time.Second), 100*MinCoverage)
+		return 0, span, fmt.Errorf("the samples inside the window span %s of its %s (at least %.0f%% needed): run longer, the kubelet refreshes its counters only every 10-15 s", span.Round(time.Second), w.Duration().Round(time.Second), 100*MinCoverage)
 	}
 	rate := (last.V - first.V) / span.Seconds()
 	return rate * w.Duration().Seconds(), span, nil

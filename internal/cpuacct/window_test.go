@@ -32,7 +32,7 @@ func TestUsageRefusesWhatItCannotKnow(t *testing.T) {
 	}{
 		"one sample":          {[]Point{{at(-5), 1}, {at(12), 3}, {at(35), 9}}, "1 samples inside"},
 		"a restart":           {[]Point{{at(2), 10}, {at(12), 1}, {at(25), 4}}, "restarted"},
-		"too little coverage": {[]Point{{at(10), 1}, {at(20), 3}}, "span 10s of its 30s"},
+		"too little coverage": {[]Point{{at(10), 1}, {at(18), 3}}, "span 8s of its 30s"},
 	} {
 		if _, _, err := Usage(c.pts, w); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one that says %q", name, err, c.want)
