@@ -62,6 +62,19 @@ func TestBenchmarkRunAccountsTheDatastoresCPU(t *testing.T) {
 	g.Expect(cpu.SidecarMillis).To(BeNumerically("<", 100), "the sleeping sidecar")
 	g.Expect(cpu.CoveredSeconds).To(BeNumerically(">=", 5))
 
+	// With the client's per-second series, an operation's CPU is the server's CPU between its
+	// samples over the operations completed between the same instants.
+	end := out.Summary.End
+	out.Summary.SeriesStepSeconds, out.Summary.Series = 1, nil
+	for range int(end.Sub(start).Seconds()) {
+		out.Summary.Series = append(out.Summary.Series, 20_000)
+	}
+	out.Summary.Operations = int64(20_000 * end.Sub(start).Seconds())
+	matched := r.accountCPU(ctx, s, out)
+	t.Logf("matched: %+v", *matched)
+	g.Expect(strconv.ParseFloat(matched.ServerMicrosPerOp, 64)).To(BeNumerically("~", truth*1e6/float64(out.Summary.Operations), truth*1e6/float64(out.Summary.Operations)*0.15),
+		"the kernel's CPU per operation at 20,000 operations per second, within 15%")
+
 	// What cannot be measured says why, and never blocks the run.
 	external := &benchmarkScope{b: s.b, target: benchmark.Target{Hosts: []string{"cassandra.example:9042"}}}
 	g.Expect(r.cpuSettling(external, out)).To(BeZero())

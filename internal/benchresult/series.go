@@ -107,3 +107,42 @@ func mergeSeries(parts []Summary, start time.Time) ([]int64, int) {
 func offsetSteps(t, start time.Time, step int) int {
 	return int(math.Round(t.Sub(start).Seconds() / float64(step)))
 }
+
+// OperationsBetween counts the operations completed between two instants of a one-pod
+// summary: the series' steps they overlap, in proportion, and the last partial second's
+// remainder (Operations beyond the series) spread evenly over it. false when the summary has
+// no series or the instants are not inside it.
+func (s Summary) OperationsBetween(from, to time.Time) (float64, bool) {
+	if s.SeriesStepSeconds <= 0 || len(s.Series) == 0 || to.Before(from) || from.Before(s.Start) || to.After(s.End) {
+		return 0, false
+	}
+	var total, counted float64
+	spread := func(a, b time.Time, n float64) { // n operations evenly over [a, b)
+		lo, hi := maxTime(a, from), minTime(b, to)
+		if hi.After(lo) && b.After(a) {
+			total += n * float64(hi.Sub(lo)) / float64(b.Sub(a))
+		}
+	}
+	step := time.Duration(s.SeriesStepSeconds) * time.Second
+	for i, n := range s.Series {
+		a := s.Start.Add(time.Duration(i) * step)
+		spread(a, a.Add(step), float64(n))
+		counted += float64(n)
+	}
+	spread(s.Start.Add(time.Duration(len(s.Series))*step), s.End, max(0, float64(s.Operations)-counted))
+	return total, true
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -94,3 +94,31 @@ func TestMergeAlignsSeries(t *testing.T) {
 		t.Errorf("the largest summary with a full series: %v", err)
 	}
 }
+
+// Operations between two instants: whole and partial steps in proportion, the tail beyond the
+// series from what Operations says it holds; nothing outside the run.
+func TestOperationsBetween(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s := Summary{Start: t0, End: t0.Add(3500 * time.Millisecond), Operations: 3300, Series: []int64{1000, 1000, 1000}, SeriesStepSeconds: 1}
+	for _, tc := range []struct {
+		from, to time.Duration
+		want     float64
+	}{
+		{0, 3500 * time.Millisecond, 3300},
+		{500 * time.Millisecond, 1500 * time.Millisecond, 1000},
+		{2500 * time.Millisecond, 3250 * time.Millisecond, 500 + 150},
+		{time.Second, time.Second, 0},
+	} {
+		if got, ok := s.OperationsBetween(t0.Add(tc.from), t0.Add(tc.to)); !ok || math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%s..%s: %v %v; want %v", tc.from, tc.to, got, ok, tc.want)
+		}
+	}
+	for _, r := range [][2]time.Duration{{-time.Second, time.Second}, {time.Second, 4 * time.Second}, {2 * time.Second, time.Second}} {
+		if _, ok := s.OperationsBetween(t0.Add(r[0]), t0.Add(r[1])); ok {
+			t.Errorf("%v: outside the run, or backwards", r)
+		}
+	}
+	if _, ok := (Summary{Start: t0, End: t0.Add(time.Minute), Operations: 10}).OperationsBetween(t0, t0.Add(time.Second)); ok {
+		t.Error("no series, no count between instants")
+	}
+}

@@ -70,6 +70,10 @@ type Request struct {
 	Clients []string
 	// Nodes that host the servers and the clients; whatever else runs there is background.
 	Nodes []string
+	// OperationsBetween counts the operations the clients completed between two instants of
+	// the window, when it can (false: the run has no per-second series, or the instants lie
+	// outside it).
+	OperationsBetween func(from, to time.Time) (float64, bool)
 }
 
 // Result is CPU-seconds spent in the window.
@@ -82,6 +86,11 @@ type Result struct {
 	Background float64
 	// Span: the shortest time the samples of one series covered inside the window.
 	Span time.Duration
+	// ServerPerOperation: the datastore's CPU-seconds per operation, each container's CPU
+	// between its own first and last sample over the operations completed between the same
+	// instants, so a throughput that swung inside the window does not move it; 0 when the
+	// request cannot count operations between instants.
+	ServerPerOperation float64
 }
 
 // Account reads every series Request names over its window. A missing series is an error
@@ -122,6 +131,7 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 		return u, nil
 	}
 	seen := map[string]bool{}
+	matched := req.OperationsBetween != nil
 	for key, pts := range containers {
 		pod, container := key[0], key[1]
 		u, err := use(fmt.Sprintf("pod %s, container %s", pod, container), pts)
@@ -132,6 +142,14 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 		switch main, server := req.Servers[pod]; {
 		case server && container == main:
 			res.Server += u
+			if matched {
+				first, last, _ := Bounds(pts, w) // use accepted them
+				ops, ok := req.OperationsBetween(first.T, last.T)
+				matched = ok && ops > 0
+				if matched {
+					res.ServerPerOperation += (last.V - first.V) / ops
+				}
+			}
 		case server:
 			res.Sidecars += u
 		default:
@@ -155,6 +173,9 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 		res.Nodes += u
 	}
 	res.Background = max(0, res.Nodes-res.Server-res.Sidecars-res.Clients)
+	if !matched {
+		res.ServerPerOperation = 0
+	}
 	return res, nil
 }
 

@@ -60,6 +60,26 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	if res.Span < 5*time.Second || res.Span > w.Duration() {
 		t.Errorf("the samples span %s of a %s window", res.Span, w.Duration())
 	}
+	if res.ServerPerOperation != 0 {
+		t.Errorf("without a count of operations between instants, no matched figure: %v", res.ServerPerOperation)
+	}
+
+	// Operations at 1,000 per second: the matched figure is the process's CPU per second over
+	// 1,000, whatever part of the window the samples span.
+	perSecond := 1000.0
+	req.OperationsBetween = func(from, to time.Time) (float64, bool) { return perSecond * to.Sub(from).Seconds(), true }
+	if res, err = p.Account(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	want := truth / w.Duration().Seconds() / perSecond
+	if d := res.ServerPerOperation/want - 1; d < -0.15 || d > 0.15 {
+		t.Errorf("server %.1f µs per operation, the kernel says %.1f (%+.0f%%)", res.ServerPerOperation*1e6, want*1e6, 100*d)
+	}
+	req.OperationsBetween = func(from, to time.Time) (float64, bool) { return 0, false }
+	if res, err = p.Account(ctx, req); err != nil || res.ServerPerOperation != 0 {
+		t.Errorf("operations that cannot be placed in time give no matched figure: %v, %v", res.ServerPerOperation, err)
+	}
+	req.OperationsBetween = nil
 
 	// What cannot be known is refused, with the name of what is missing.
 	missing := req

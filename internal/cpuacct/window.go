@@ -37,6 +37,18 @@ func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 // time), and the time they span. It refuses a counter that went backwards (its container
 // restarted in the window) and samples that span less than MinCoverage of the window.
 func Usage(points []Point, w Window) (float64, time.Duration, error) {
+	first, last, err := Bounds(points, w)
+	span := last.T.Sub(first.T)
+	if err != nil {
+		return 0, span, err
+	}
+	rate := (last.V - first.V) / span.Seconds()
+	return rate * w.Duration().Seconds(), span, nil
+}
+
+// Bounds are the first and last points inside w, refused as Usage refuses them: the CPU
+// between them is exactly last.V - first.V.
+func Bounds(points []Point, w Window) (first, last Point, err error) {
 	var inside []Point
 	for _, p := range points {
 		if !p.T.Before(w.Start) && !p.T.After(w.End) {
@@ -44,18 +56,16 @@ func Usage(points []Point, w Window) (float64, time.Duration, error) {
 		}
 	}
 	if len(inside) < 2 {
-		return 0, 0, fmt.Errorf("%d samples inside the %s window; the kubelet refreshes its counters every 10-15s, so runs of at least 30s are needed", len(inside), w.Duration().Round(time.Second))
+		return Point{}, Point{}, fmt.Errorf("%d samples inside the %s window; the kubelet refreshes its counters every 10-15s, so runs of at least 30s are needed", len(inside), w.Duration().Round(time.Second))
 	}
 	for i := 1; i < len(inside); i++ {
 		if inside[i].V < inside[i-1].V {
-			return 0, 0, fmt.Errorf("the counter went back at %s: the container restarted during the run", inside[i].T.UTC().Format(time.RFC3339))
+			return Point{}, Point{}, fmt.Errorf("the counter went back at %s: the container restarted during the run", inside[i].T.UTC().Format(time.RFC3339))
 		}
 	}
-	first, last := inside[0], inside[len(inside)-1]
-	span := last.T.Sub(first.T)
-	if float64(span) < MinCoverage*float64(w.Duration()) {
-		return 0, span, fmt.Errorf("the samples inside the window span %s of its %s (at least %.0f%% needed): run longer, the kubelet refreshes its counters only every 10-15 s", span.Round(time.Second), w.Duration().Round(time.Second), 100*MinCoverage)
+	first, last = inside[0], inside[len(inside)-1]
+	if span := last.T.Sub(first.T); float64(span) < MinCoverage*float64(w.Duration()) {
+		return first, last, fmt.Errorf("the samples inside the window span %s of its %s (at least %.0f%% needed): run longer, the kubelet refreshes its counters only every 10-15 s", span.Round(time.Second), w.Duration().Round(time.Second), 100*MinCoverage)
 	}
-	rate := (last.V - first.V) / span.Seconds()
-	return rate * w.Duration().Seconds(), span, nil
+	return first, last, nil
 }

@@ -109,8 +109,9 @@ const method = "Throughput per cell: median of the valid repetitions, 95% confid
 	"with no paired round at all is compared unpaired (Hodges-Lehmann shift and Mann-Whitney U test). " +
 	"Significant: p < 0.05. Meaningful: significant and at least 2% either way. Two metrics, compared the same " +
 	"way: throughput, and operations per server CPU-second, from the kubelets' cgroup counters of the datastore's " +
-	"containers over exactly the measured window (warm-up excluded; the rate over the samples inside the window, " +
-	"which must span three tenths of it). A CPU overhead of 20% means an operation costs 1/(1 - 0.2) = 1.25 times the " +
+	"containers over exactly the measured window (warm-up excluded; the CPU between the samples inside the window " +
+	"over the operations completed between the same instants, or else their rate times the window; the samples " +
+	"must span three tenths of it). A CPU overhead of 20% means an operation costs 1/(1 - 0.2) = 1.25 times the " +
 	"baseline's CPU, so a CPU-bound datastore loses a fifth of its capacity; unlike throughput, it is barely moved " +
 	"by what else runs on the machine, which each run's background cores record; a run whose background exceeds " +
 	"spec.background.maxCores (500m unless set) is set aside and its round measured again, up to " +
