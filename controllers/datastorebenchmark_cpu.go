@@ -67,16 +67,15 @@ func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchm
 		req.Servers[p.Name] = p.Spec.Containers[0].Name
 		nodes[p.Spec.NodeName] = true
 	}
-	for pod, node := range out.Clients {
-		req.Clients = append(req.Clients, pod)
+	for _, node := range out.Clients {
 		if node != "" {
 			nodes[node] = true
 		}
 	}
+	req.ClientCPU = out.Summary.ClientCPUSeconds
 	for n := range nodes {
 		req.Nodes = append(req.Nodes, n)
 	}
-	slices.Sort(req.Clients)
 	slices.Sort(req.Nodes)
 	if len(out.Clients) == 1 {
 		// One client's series places its operations in time; several pods' merged series

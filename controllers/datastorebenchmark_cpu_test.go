@@ -26,7 +26,6 @@ func TestBenchmarkRunAccountsTheDatastoresCPU(t *testing.T) {
 	ctx := context.Background()
 	busy := dataplane.StartProcess(t, "sh", "-c", "while :; do :; done")
 	idle := dataplane.StartProcess(t, "sleep", "600")
-	client := dataplane.StartProcess(t, "sleep", "600")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "cpu-db-0", Namespace: "default", Labels: map[string]string{"app.kubernetes.io/instance": "cpu-db", "app.kubernetes.io/name": "cassandra"}},
 		Spec: corev1.PodSpec{NodeName: "worker-1", Containers: []corev1.Container{
@@ -34,7 +33,7 @@ func TestBenchmarkRunAccountsTheDatastoresCPU(t *testing.T) {
 	}
 	create(t, pod)
 	exporter := dataplane.KubeletResourceMetrics(t, "127.0.0.121:0", "default", "worker-1",
-		map[string]int{"cpu-db-0/cassandra": busy, "cpu-db-0/tls-reloader": idle, "cpu-bench-client/client": client})
+		map[string]int{"cpu-db-0/cassandra": busy, "cpu-db-0/tls-reloader": idle})
 	prom := dataplane.StartPrometheus(t, "127.0.0.121:19090", exporter)
 	u, err := cpuacct.ParseURL("http://" + prom.Address)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -66,8 +66,10 @@ type Request struct {
 	// Servers maps the datastore's pods to their datastore container; their other containers
 	// (TLS reloader, tunnel) count as sidecars.
 	Servers map[string]string
-	// Clients: the benchmark's client pods.
-	Clients []string
+	// ClientCPU: the CPU-seconds the clients spent in the window, by their own account. Their
+	// pods start just before the run, and the kubelet's first sample of a new container often
+	// comes too late to cover the window.
+	ClientCPU float64
 	// Nodes that host the servers and the clients; whatever else runs there is background.
 	Nodes []string
 	// OperationsBetween counts the operations the clients completed between two instants of
@@ -111,7 +113,6 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 			}
 		}
 	})
-	pods = append(pods, req.Clients...)
 	containers, err := p.series(ctx, fmt.Sprintf(`%s{namespace=%s,pod=~%s,container!="",container!="POD"}`,
 		containerMetric, quote(req.Namespace), quote(alternatives(pods))), w, "pod", "container")
 	if err != nil {
@@ -121,7 +122,7 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Span: w.Duration()}
+	res := Result{Span: w.Duration(), Clients: req.ClientCPU}
 	use := func(what string, pts []Point) (float64, error) {
 		u, span, err := Usage(pts, w)
 		if err != nil {
@@ -139,21 +140,18 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 			return Result{}, err
 		}
 		seen[pod] = true
-		switch main, server := req.Servers[pod]; {
-		case server && container == main:
-			res.Server += u
-			if matched {
-				first, last, _ := Bounds(pts, w) // use accepted them
-				ops, ok := req.OperationsBetween(first.T, last.T)
-				matched = ok && ops > 0
-				if matched {
-					res.ServerPerOperation += (last.V - first.V) / ops
-				}
-			}
-		case server:
+		if container != req.Servers[pod] {
 			res.Sidecars += u
-		default:
-			res.Clients += u
+			continue
+		}
+		res.Server += u
+		if matched {
+			first, last, _ := Bounds(pts, w) // use accepted them
+			ops, ok := req.OperationsBetween(first.T, last.T)
+			matched = ok && ops > 0
+			if matched {
+				res.ServerPerOperation += (last.V - first.V) / ops
+			}
 		}
 	}
 	for _, pod := range pods {

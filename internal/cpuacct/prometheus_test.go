@@ -11,16 +11,15 @@ import (
 )
 
 // TestAccountsARealProcessThroughPrometheus: a process that keeps a CPU busy stands for the
-// datastore, a sleeping one for its sidecar and another for the client; a real Prometheus
+// datastore, a sleeping one for its sidecar; a real Prometheus
 // scrapes their kernel counters every second, and the account of a window must match what the
 // kernel says the busy process spent in it.
 func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	tier.Full(t, "Prometheus")
 	busy := dataplane.StartProcess(t, "sh", "-c", "while :; do :; done")
 	idle := dataplane.StartProcess(t, "sleep", "600")
-	client := dataplane.StartProcess(t, "sleep", "600")
 	exporter := dataplane.KubeletResourceMetrics(t, "127.0.0.120:0", "bench", "worker",
-		map[string]int{"db-0/cassandra": busy, "db-0/tls-reloader": idle, "client-x/client": client})
+		map[string]int{"db-0/cassandra": busy, "db-0/tls-reloader": idle})
 	prom := dataplane.StartPrometheus(t, "127.0.0.120:19090", exporter)
 	u, err := ParseURL("http://" + prom.Address)
 	if err != nil {
@@ -38,7 +37,7 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req := Request{Window: w, Namespace: "bench", Servers: map[string]string{"db-0": "cassandra"}, Clients: []string{"client-x"}, Nodes: []string{"worker"}}
+	req := Request{Window: w, Namespace: "bench", Servers: map[string]string{"db-0": "cassandra"}, ClientCPU: 1.5, Nodes: []string{"worker"}}
 	res, err := p.Account(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +50,8 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	if d := res.Server/truth - 1; d < -0.15 || d > 0.15 {
 		t.Errorf("server %.2f CPU-s, the kernel says %.2f (%+.0f%%, at most ±15%% allowed)", res.Server, truth, 100*d)
 	}
-	if res.Sidecars > 0.1 || res.Clients > 0.1 {
-		t.Errorf("sleeping processes were charged %.3f and %.3f CPU-s", res.Sidecars, res.Clients)
+	if res.Sidecars > 0.1 || res.Clients != 1.5 {
+		t.Errorf("the sleeping sidecar was charged %.3f CPU-s, the clients %.3f (their own account says 1.5)", res.Sidecars, res.Clients)
 	}
 	if res.Nodes < res.Server || res.Background != max(0, res.Nodes-res.Server-res.Sidecars-res.Clients) {
 		t.Errorf("nodes %.2f, background %.2f: the node must hold the server, and background be the rest", res.Nodes, res.Background)
