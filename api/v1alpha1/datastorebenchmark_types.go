@@ -353,8 +353,10 @@ type RunCPU struct {
 	// serverMillis: the datastore's own containers, every node (every role for HBase).
 	// +optional
 	ServerMillis int64 `json:"serverMillis,omitempty"`
-	// serverMicrosPerOp: serverMillis per completed operation, in microseconds (decimal string):
-	// what an operation costs the datastore, the least disturbed by neighbours of all figures.
+	// serverMicrosPerOp: what an operation costs the datastore, in microseconds (decimal
+	// string), the least disturbed by neighbours of all figures. With one client pod, each
+	// container's CPU between its first and last sample in the window over the operations the
+	// client completed between the same instants; otherwise serverMillis per operation.
 	// +optional
 	ServerMicrosPerOp string `json:"serverMicrosPerOp,omitempty"`
 	// sidecarMillis: the datastore pods' other containers (TLS reloader, VPN tunnel).
