@@ -64,7 +64,7 @@ bench: ## Go benchmarks (catalogue, profile resolution, study statistics).
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 
 .PHONY: bench-client
-bench-client: ## k6 YCSB client efficiency: workload A, plaintext vs pinned TLS 1.3 on one local Cassandra; ops per client CPU-second, pprof in bin/bench-client (~7 min).
+bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and fixed rate, plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~13 min).
 	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
 .PHONY: bench-vpn

@@ -9,5 +9,6 @@ CERT_MANAGER_VERSION=v1.11.5              # hack/build/cert-manager/go.mod; the 
 LOCAL_PATH_PROVISIONER_VERSION=v0.0.30  # hack/build/local-path-provisioner/go.mod
 KIND_VERSION=v0.33.0
 HELM_VERSION=v3.22.0
+LATTE_VERSION=0.29.0     # latte-cli from crates.io, the CQL load tool make bench-client measures our client against
 CHECKOV_VERSION=3.3.30   # hack/build/checkov-requirements.txt pins it and its dependencies (PyPI)
 K8S_IMAGE_REPO=secured.dev/k8s

@@ -1,87 +1,348 @@
 package k6ycsb
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"secured.dev/operator/internal/benchresult"
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/test/samples"
 )
 
-// BenchmarkClientEfficiency is `make bench-client`: workload A with 1 KB records against one
-// local Cassandra, over plaintext and over pinned TLS 1.3 on the same node, reporting the
-// client's operations per CPU-second (what decides whether the client can be the
-// bottleneck) and writing a CPU profile of each run to bin/bench-client/. It runs once per
-// invocation whatever b.N is; BENCH_CLIENT_DURATION (60s), BENCH_CLIENT_RECORDS (100000) and
-// BENCH_CLIENT_VUS (64) change its size. Plaintext and TLS alternate over two rounds.
+// The server and the client under test each get a core of their own, so that neither takes
+// CPU from the other and the client's CPU is its own.
+const (
+	serverCPUs = "0"
+	clientCPUs = "1"
+)
+
+// BenchmarkClientEfficiency is `make bench-client`: our k6 client and latte, the most
+// CPU-efficient CQL load tool we know, side by side against one local Cassandra: YCSB workload A
+// on 1 KB rows, the same connections (2) and concurrency (64), Cassandra on core 0 and the
+// client on core 1; at maximum throughput and at a fixed rate, over plaintext and over TLS 1.3
+// with TLS_AES_128_GCM_SHA256. It prints operations per client CPU-second for both clients and
+// their ratio, and writes a CPU profile of each of our runs to bin/bench-client/.
+//
+// Both clients' CPU comes from the same place: the kernel's account of the process
+// (/proc/<pid>/stat, sampled every 100 ms), read over the client's own measured window, warm-up
+// and start-up excluded. It runs once per invocation whatever b.N is; BENCH_CLIENT_DURATION
+// (45s), BENCH_CLIENT_RECORDS (100000), BENCH_CLIENT_VUS (64) and BENCH_CLIENT_RATE (5000)
+// change its size.
 func BenchmarkClientEfficiency(b *testing.B) {
-	duration := envOr("BENCH_CLIENT_DURATION", "60s")
+	duration := envOr("BENCH_CLIENT_DURATION", "45s")
 	records := envOr("BENCH_CLIENT_RECORDS", "100000")
 	vus := envOr("BENCH_CLIENT_VUS", "64")
+	rate := envOr("BENCH_CLIENT_RATE", "5000")
+	latte := latteBinary(b)
 	out := filepath.Join(samples.RepoRoot(), "bin", "bench-client")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		b.Fatal(err)
 	}
 	const address = "127.0.0.62"
 	node, caFile := tlsOptionalNode(b, address, 7262)
+	// -a: every thread of the JVM, those it starts later included.
+	if msg, err := exec.Command("taskset", "-a", "-p", "-c", serverCPUs, strconv.Itoa(node.Pid())).CombinedOutput(); err != nil {
+		b.Fatalf("pinning Cassandra to CPU %s: %v\n%s", serverCPUs, err, msg)
+	}
+
 	base := map[string]string{"CQL_HOSTS": node.NativeAddress(), "YCSB_RECORD_COUNT": records, "YCSB_VUS": vus}
-	b.Logf("loading %s records of 1 KB", records)
+	b.Logf("loading %s records of 1 KB for each client", records)
 	load, log, err := runK6(b, merge(base, map[string]string{"YCSB_PHASE": "load", "YCSB_VUS": "32"}))
 	if err != nil || load.Errors > 0 {
 		b.Fatalf("load: %v %s\n%s", err, load.FirstError, log)
 	}
-	b.Logf("load: %.0f inserts/s", load.Throughput())
-	// Cassandra's JIT and the flushes after the load would otherwise favour the second run.
+	b.Logf("k6 load: %.0f inserts/s", load.Throughput())
+	lt := latteRun{bin: latte, node: node.NativeAddress(), vus: vus, records: records, dir: b.TempDir()}
+	for _, step := range []string{"schema", "load"} {
+		if msg, err := lt.command(step).CombinedOutput(); err != nil {
+			b.Fatalf("latte %s: %v\n%s", step, err, msg)
+		}
+	}
+	// Cassandra's JIT and the flushes after the loads would otherwise favour the later runs.
 	if _, log, err := runK6(b, merge(base, map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "30s"})); err != nil {
 		b.Fatalf("burn-in: %v\n%s", err, log)
 	}
 
-	var report strings.Builder
-	fmt.Fprintf(&report, "| session | ops/s | read p50/p99 µs | update p50/p99 µs | client CPU s | ops per client CPU-s |\n|---|---|---|---|---|---|\n")
-	sessions := []struct {
+	type session struct {
 		name string
-		env  map[string]string
-	}{
-		{"plaintext", nil},
-		{"TLSv1.3 TLS_AES_128_GCM_SHA256", pinned(nil, caFile, address, "TLS_AES_128_GCM_SHA256")},
+		k6   map[string]string
+		tls  bool
 	}
-	// Alternating rounds, so drift of the server (compaction, JIT) does not favour one session.
-	for i := range 2 * len(sessions) {
-		run := sessions[i%len(sessions)]
-		slug := fmt.Sprintf("%s-%d", strings.Fields(run.name)[0], i/len(sessions)+1)
-		env := merge(base, merge(run.env, map[string]string{"YCSB_WORKLOAD": "A", "YCSB_WARMUP": "10s", "YCSB_DURATION": duration}))
-		profile := filepath.Join(out, slug+".pprof")
-		port := 6565 + strings.Count(report.String(), "\n")
-		done := profileDuring(b, port, 15*time.Second, 8*time.Second, profile)
-		s, log, err := runK6(b, env, "--profiling-enabled", "--address", "127.0.0.1:"+strconv.Itoa(port))
-		<-done
-		if err != nil || s.Errors > 0 {
-			b.Fatalf("%s: %v %s\n%s", run.name, err, s.FirstError, log)
-		}
-		lat := map[string]benchresult.Latency{}
-		for _, l := range s.Latencies {
-			lat[l.Operation] = l
-		}
-		perCPU := float64(s.Operations) / s.ClientCPUSeconds
-		fmt.Fprintf(&report, "| %s (round %d) | %.0f | %d / %d | %d / %d | %.1f | %.0f |\n", run.name, i/len(sessions)+1, s.Throughput(),
-			lat["read"].P50, lat["read"].P99, lat["update"].P50, lat["update"].P99, s.ClientCPUSeconds, perCPU)
-		b.ReportMetric(perCPU, "ops/cpu-s-"+slug)
-		if top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=20", profile).CombinedOutput(); err == nil {
-			b.Logf("%s: where the client's CPU goes (%s)\n%s", run.name, profile, top)
+	sessions := []session{
+		{name: "plaintext"},
+		{name: "TLSv1.3 AES-128-GCM", k6: pinned(nil, caFile, address, "TLS_AES_128_GCM_SHA256"), tls: true},
+	}
+	modes := []struct{ name, rate string }{{"maximum throughput", ""}, {"fixed rate " + rate + " ops/s", rate}}
+	var report strings.Builder
+	fmt.Fprintf(&report, "| load | session | k6 ops/s | k6 ops per client CPU-s | latte ops/s | latte ops per client CPU-s | k6 / latte |\n|---|---|---|---|---|---|---|\n")
+	for _, mode := range modes {
+		for _, s := range sessions {
+			slug := strings.ReplaceAll(strings.Fields(mode.name)[0]+"-"+strings.Fields(s.name)[0], ".", "")
+			env := merge(base, merge(s.k6, map[string]string{"YCSB_WORKLOAD": "A", "YCSB_WARMUP": "10s", "YCSB_DURATION": duration}))
+			if mode.rate != "" {
+				env["YCSB_RATE"] = mode.rate
+			}
+			ours := ourEfficiency(b, env, filepath.Join(out, slug+".pprof"))
+			lt.rate, lt.tls, lt.caFile, lt.duration = mode.rate, s.tls, caFile, duration
+			peer := lt.efficiency(b)
+			fmt.Fprintf(&report, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.2f |\n", mode.name, s.name,
+				ours.throughput, ours.perCPU(), peer.throughput, peer.perCPU(), ours.perCPU()/peer.perCPU())
+			b.ReportMetric(ours.perCPU(), "ops/cpu-s-k6-"+slug)
+			b.ReportMetric(peer.perCPU(), "ops/cpu-s-latte-"+slug)
 		}
 	}
-	b.Logf("workload A, %s records of 1 KB, %s VUs, %s measured after 10 s warm-up, one Cassandra on this machine:\n%s", records, vus, duration, report.String())
+	b.Logf("workload A, %s records of 1 KB, %s connections in flight, %s measured after 10 s warm-up, one Cassandra on CPU %s, the client on CPU %s:\n%s",
+		records, vus, duration, serverCPUs, clientCPUs, report.String())
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// efficiency is one client run: its throughput and its CPU over the measured window.
+type efficiency struct {
+	throughput, operations, cpuSeconds float64
+}
+
+func (e efficiency) perCPU() float64 { return e.operations / e.cpuSeconds }
+
+// ourEfficiency runs our client pinned to its core, with a CPU profile taken in the middle of
+// the measured window.
+func ourEfficiency(b *testing.B, env map[string]string, profile string) efficiency {
+	port := freePort(b)
+	done := profileDuring(b, port, 20*time.Second, 8*time.Second, profile)
+	var trace *cpuTrace
+	s, log, err := k6Command{
+		env: env, cpus: clientCPUs, started: func(pid int) { trace = traceCPU(pid) },
+		args: []string{"--profiling-enabled", "--address", "127.0.0.1:" + strconv.Itoa(port)},
+	}.run(b)
+	<-done
+	if err != nil || s.Errors > 0 {
+		b.Fatalf("k6: %v %s\n%s", err, s.FirstError, log)
+	}
+	cpu := trace.between(b, s.Start, s.End)
+	b.Logf("k6: %d operations, %.1f CPU-s by /proc (%.1f by its own rusage), %d dropped iterations", s.Operations, cpu, s.ClientCPUSeconds, s.DroppedIterations)
+	if top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", profile).CombinedOutput(); err == nil {
+		b.Logf("where k6's CPU goes (%s)\n%s", profile, top)
+	}
+	return efficiency{throughput: s.Throughput(), operations: float64(s.Operations), cpuSeconds: cpu}
+}
+
+// latteRun runs bench/latte/ycsb-a.rn.
+type latteRun struct {
+	bin, node, vus, records, dir string
+	rate, duration, caFile       string
+	tls                          bool
+}
+
+func (l latteRun) command(step string, extra ...string) *exec.Cmd {
+	script := filepath.Join(samples.RepoRoot(), "bench", "latte", "ycsb-a.rn")
+	args := []string{"-c", clientCPUs, l.bin, step, script, "-P", "rows=" + l.records}
+	if step != "schema" {
+		args = append(args, "-q") // no progress bars
+	}
+	args = append(args,
+		"--connections", "2", "--consistency", "ONE", "--retries", "0")
+	args = append(args, extra...)
+	if l.tls {
+		args = append(args, "--ssl", "--ssl-ca", l.caFile)
+	}
+	cmd := exec.Command("taskset", append(args, "--", l.node)...)
+	cmd.Dir = l.dir
+	// latte's OpenSSL takes the pin from its configuration: TLS 1.3 with AES-128-GCM only, as
+	// our client's pin; the benchmark checks on the server that it held.
+	cmd.Env = append(os.Environ(), "LATTE_LOG_DIR="+l.dir, "OPENSSL_CONF="+l.opensslConf())
+	return cmd
+}
+
+func (l latteRun) opensslConf() string {
+	conf := filepath.Join(l.dir, "openssl.cnf")
+	_ = os.WriteFile(conf, []byte(`openssl_conf = init
+[init]
+ssl_conf = ssl
+[ssl]
+system_default = pin
+[pin]
+MinProtocol = TLSv1.3
+MaxProtocol = TLSv1.3
+Ciphersuites = TLS_AES_128_GCM_SHA256
+`), 0o644)
+	return conf
+}
+
+// latteReport is the part of latte's JSON report the benchmark reads.
+type latteReport struct {
+	Result struct {
+		StartTime  time.Time `json:"start_time"`
+		EndTime    time.Time `json:"end_time"`
+		CPUTimeS   float64   `json:"cpu_time_s"`
+		CycleCount float64   `json:"cycle_count"`
+		ErrorCount int64     `json:"error_count"`
+		Errors     []string  `json:"errors"`
+		Throughput struct {
+			Value float64 `json:"value"`
+		} `json:"cycle_throughput"`
+	} `json:"result"`
+}
+
+func (l latteRun) efficiency(b *testing.B) efficiency {
+	file := filepath.Join(l.dir, "report.json")
+	extra := []string{"-d", l.duration, "-w", "10s", "-t", "1", "-p", l.vus, "-o", file}
+	if l.rate != "" {
+		extra = append(extra, "-r", l.rate)
+	}
+	cmd := l.command("run", extra...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("latte: %v", err)
+	}
+	trace := traceCPU(cmd.Process.Pid)
+	seen := make(chan map[string]int, 1)
+	go func() { time.Sleep(20 * time.Second); seen <- negotiatedSessions(b, l.node) }()
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("latte run: %v\n%s", err, out.String())
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatalf("latte's report: %v\n%s", err, out.String())
+	}
+	var r latteReport
+	if err := json.Unmarshal(raw, &r); err != nil {
+		b.Fatalf("latte's report %s: %v", file, err)
+	}
+	if r.Result.ErrorCount > 0 {
+		b.Fatalf("latte: %d errors, first %v", r.Result.ErrorCount, r.Result.Errors)
+	}
+	// A peer that negotiated something else than our client's pin would not be measuring the
+	// same thing: the server's own view of its connections decides.
+	sessions := <-seen
+	want := "plaintext"
+	if l.tls {
+		want = "TLSv1.3 TLS_AES_128_GCM_SHA256"
+	}
+	if len(sessions) == 0 {
+		b.Fatalf("latte: the server listed none of its connections; cannot tell what it negotiated")
+	}
+	for s := range sessions {
+		if s != want {
+			b.Fatalf("latte negotiated %v with the server; the comparison needs %s only", sessions, want)
+		}
+	}
+	cpu := trace.between(b, r.Result.StartTime, r.Result.EndTime)
+	b.Logf("latte: %.0f operations, %.1f CPU-s by /proc (%.1f by its own account), sessions %v", r.Result.CycleCount, cpu, r.Result.CPUTimeS, sessions)
+	return efficiency{throughput: r.Result.Throughput.Value, operations: r.Result.CycleCount, cpuSeconds: cpu}
+}
+
+// negotiatedSessions counts the server's client connections of latte's driver by protocol and
+// suite ("plaintext" without TLS), from Cassandra's system_views.clients.
+func negotiatedSessions(b *testing.B, node string) map[string]int {
+	c := gocql.NewCluster(node)
+	c.Timeout, c.ConnectTimeout = 10*time.Second, 10*time.Second
+	session, err := c.CreateSession()
+	if err != nil {
+		b.Logf("listing the server's connections: %v", err)
+		return nil
+	}
+	defer session.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	iter := session.Query("SELECT driver_name, ssl_enabled, ssl_protocol, ssl_cipher_suite FROM system_views.clients").IterContext(ctx)
+	out := map[string]int{}
+	var driver, protocol, suite string
+	var ssl bool
+	for iter.Scan(&driver, &ssl, &protocol, &suite) {
+		if !strings.Contains(strings.ToLower(driver), "rust") {
+			continue // ours, or the listing session itself
+		}
+		if ssl {
+			out[protocol+" "+suite]++
+		} else {
+			out["plaintext"]++
+		}
+	}
+	if err := iter.Close(); err != nil {
+		b.Logf("listing the server's connections: %v", err)
+	}
+	return out
+}
+
+// cpuTrace samples a process's CPU (the kernel's account) every 100 ms while it lives, so that
+// its CPU over a window known only afterwards, such as a client's measured window, can be read.
+type cpuTrace struct {
+	mu  sync.Mutex
+	at  []time.Time
+	cpu []float64
+}
+
+func traceCPU(pid int) *cpuTrace {
+	t := &cpuTrace{}
+	go func() {
+		for {
+			cpu, err := dataplane.ReadProcessCPU(pid)
+			if err != nil {
+				return // the process is gone
+			}
+			t.mu.Lock()
+			t.at, t.cpu = append(t.at, time.Now()), append(t.cpu, cpu)
+			t.mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return t
+}
+
+// between is the CPU the process used from start to end, interpolated between samples.
+func (t *cpuTrace) between(b *testing.B, start, end time.Time) float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at := func(when time.Time) float64 {
+		for i := 1; i < len(t.at); i++ {
+			if !t.at[i].Before(when) {
+				if t.at[i-1].After(when) {
+					break
+				}
+				span := t.at[i].Sub(t.at[i-1]).Seconds()
+				return t.cpu[i-1] + (t.cpu[i]-t.cpu[i-1])*when.Sub(t.at[i-1]).Seconds()/span
+			}
+		}
+		b.Fatalf("no CPU samples around %s (sampled %d times)", when.Format(time.RFC3339Nano), len(t.at))
+		return 0
+	}
+	return at(end) - at(start)
+}
+
+// freePort is a loopback port nothing listens on, for k6's profiling endpoint.
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// latteBinary builds latte once (hack/build/latte.sh caches it).
+func latteBinary(b *testing.B) string {
+	cmd := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "latte.sh"))
+	cmd.Stderr = os.Stderr
+	path, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("building latte: %v", err)
+	}
+	return strings.TrimSpace(string(path))
 }
 
 // profileDuring fetches a CPU profile from k6's profiling endpoint after a delay.

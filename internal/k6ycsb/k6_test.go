@@ -23,15 +23,34 @@ func k6(t testing.TB) string { return gobuild.Command(t, "secured.dev/operator/c
 // operator would read, and k6's output.
 func runK6(t testing.TB, env map[string]string, extraArgs ...string) (benchresult.Summary, string, error) {
 	t.Helper()
+	return k6Command{env: env, args: extraArgs}.run(t)
+}
+
+// k6Command is one run of bench/k6/ycsb.js.
+type k6Command struct {
+	env  map[string]string
+	args []string // k6's flags
+	// cpus pins k6 to these CPUs (taskset's list); empty leaves it to the scheduler.
+	cpus string
+	// started is told k6's process id once it runs.
+	started func(pid int)
+}
+
+func (c k6Command) run(t testing.TB) (benchresult.Summary, string, error) {
+	t.Helper()
 	summaryFile := filepath.Join(t.TempDir(), "summary.json")
-	args := append([]string{"run", "--quiet", "--no-usage-report", "--no-color"}, extraArgs...)
+	args := append([]string{"run", "--quiet", "--no-usage-report", "--no-color"}, c.args...)
 	args = append(args, filepath.Join(samples.RepoRoot(), "bench", "k6", "ycsb.js"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k6(t), args...)
+	if c.cpus != "" {
+		// taskset execs k6, so the process id stays k6's.
+		cmd = exec.CommandContext(ctx, "taskset", append([]string{"-c", c.cpus, k6(t)}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "YCSB_SUMMARY_FILE="+summaryFile)
-	keys := make([]string, 0, len(env))
-	for k, v := range env {
+	keys := make([]string, 0, len(c.env))
+	for k, v := range c.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 		keys = append(keys, k+"="+v)
 	}
@@ -39,7 +58,13 @@ func runK6(t testing.TB, env map[string]string, extraArgs ...string) (benchresul
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if c.started != nil {
+			c.started(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
 	t.Logf("k6 %s (%s)", strings.Join(keys, " "), time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		return benchresult.Summary{}, out.String(), err

@@ -216,3 +216,7 @@ func (n *CassandraNode) stop() {
 		n.proc.stop()
 	}
 }
+
+// Pid is the Cassandra JVM's process id, for benchmarks that pin it to cores or account its
+// CPU.
+func (n *CassandraNode) Pid() int { return n.proc.cmd.Process.Pid }

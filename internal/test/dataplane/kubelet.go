@@ -17,15 +17,25 @@ const userHZ = 100
 
 // ProcessCPU is the kernel's account of a process: its user plus system time, in seconds.
 func ProcessCPU(t testing.TB, pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := ReadProcessCPU(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return cpu
+}
+
+// ReadProcessCPU is ProcessCPU for callers that outlive the process, such as a sampler
+// running beside it: a process that has exited is an error, not a failed test.
+func ReadProcessCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
 	}
 	// The fields after the command name, which is in parentheses and may hold spaces.
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / userHZ
+	return (utime + stime) / userHZ, nil
 }
 
 // MachineCPU is the kernel's account of the whole machine: every CPU's busy time, in seconds.
