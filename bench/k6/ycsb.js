@@ -9,9 +9,12 @@
 //   YCSB_INSERT_START / YCSB_INSERT_COUNT  this client's share of the load phase; all records,
 //                         or its slice of them with YCSB_CLIENTS and JOB_COMPLETION_INDEX
 //   YCSB_VUS              concurrent virtual users; 32
-//   YCSB_RATE             operations per second (open loop); unset runs closed loop
+//   YCSB_RATE             operations per second (open loop: the extension keeps the schedule,
+//                         an operation that no user can start within 10 ms of its time is
+//                         dropped and counted); unset runs closed loop
 //   YCSB_OPS_PER_ITERATION  closed loop: operations per k6 iteration, each measured on its
-//                         own; more spends less client CPU on k6 itself; 100 (always 1 open loop)
+//                         own; more spends less client CPU on k6 itself; 100 (1 with an
+//                         operation count, which must come out exact)
 //   YCSB_WARMUP           run phase warm-up, discarded; 0s
 //   YCSB_WARMUP_MIN / YCSB_WARMUP_MAX  instead of YCSB_WARMUP: warm up until the throughput is
 //                         steady, at least MIN and at most MAX (closed loop, fixed duration)
@@ -65,8 +68,8 @@ const share = Math.ceil(recordCount / clients);
 const insertStart = num('YCSB_INSERT_START', Math.min(num('JOB_COMPLETION_INDEX', 0) * share, recordCount));
 const insertCount = num('YCSB_INSERT_COUNT', Math.min(share, recordCount - insertStart));
 const operationCount = num('YCSB_OPERATION_COUNT', 0);
-// An operation count must come out exact, and an arrival rate is a rate of operations.
-const opsPerIteration = rate > 0 || operationCount > 0 ? 1 : Math.max(num('YCSB_OPS_PER_ITERATION', 100), 1);
+// An operation count must come out exact.
+const opsPerIteration = operationCount > 0 ? 1 : Math.max(num('YCSB_OPS_PER_ITERATION', 100), 1);
 const warmup = env.YCSB_WARMUP || '0s';
 const duration = env.YCSB_DURATION || '60s';
 const warmupMax = env.YCSB_WARMUP_MAX || '';
@@ -110,11 +113,6 @@ function runScenario(length, startTime, measured) {
   // No grace: the scenario's end interrupts the operation in flight, which is not counted, so
   // the measured window is exactly the duration however many operations an iteration runs.
   const common = { exec: 'run', gracefulStop: '0s', startTime };
-  if (rate > 0) {
-    // An operation count at a fixed rate is a duration: count / rate seconds.
-    const d = operationCount > 0 && measured ? `${Math.ceil(operationCount / rate)}s` : length;
-    return { ...common, executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: d, preAllocatedVUs: vus, maxVUs: vus };
-  }
   if (operationCount > 0 && measured) {
     return { ...common, executor: 'shared-iterations', vus, iterations: operationCount, maxDuration: '24h' };
   }
@@ -124,6 +122,12 @@ function runScenario(length, startTime, measured) {
 function scenarios() {
   if (phase === 'load') {
     return { load: { executor: 'shared-iterations', exec: 'load', vus: Math.min(vus, Math.max(insertCount, 1)), iterations: Math.max(insertCount, 1), maxDuration: '24h' } };
+  }
+  if (rate > 0) {
+    // Open loop: the extension keeps the schedule (warm-up included) and every user takes the
+    // next operation due, one iteration per user for the whole run; an iteration per
+    // operation would spend most of the client's CPU on k6 itself.
+    return { run: { executor: 'per-vu-iterations', exec: 'paced', vus, iterations: 1, maxDuration: '24h', gracefulStop: '0s' } };
   }
   if (warmupMax) {
     // One iteration per user that ends when the extension's measured window does: the
@@ -156,6 +160,13 @@ export function load() {
 
 export function run() {
   wl.run(db, opsPerIteration);
+}
+
+// An operation count at a fixed rate is a duration: count / rate seconds.
+const pacedDuration = operationCount > 0 ? `${Math.ceil(operationCount / rate)}s` : duration;
+
+export function paced() {
+  wl.runAtRate(db, { rate, warmUp: warmup, duration: pacedDuration });
 }
 
 export function steady() {

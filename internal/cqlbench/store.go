@@ -224,11 +224,15 @@ type Client struct {
 	s    *Store
 	args []any
 	row  []any
+	// One query per statement, bound anew for each operation: a gocql Query holds only the
+	// statement, its options and the values, and one per operation was garbage.
+	read, scan, insert *gocql.Query
+	update             []*gocql.Query
 }
 
 // Client returns a client; clients are not safe for concurrent use, the Store is.
 func (s *Store) Client() *Client {
-	c := &Client{s: s, args: make([]any, s.fields+1), row: make([]any, s.fields+1)}
+	c := &Client{s: s, args: make([]any, s.fields+1), row: make([]any, s.fields+1), update: make([]*gocql.Query, s.fields)}
 	for i := range c.row {
 		c.row[i] = &received{}
 	}
@@ -251,12 +255,21 @@ func (c *Client) Insert(ctx context.Context, key string, values [][]byte) error 
 	for i, v := range values {
 		c.args[i+1] = v
 	}
-	return c.exec(ctx, c.s.session.Query(c.s.insert, c.args...))
+	return c.exec(ctx, c.query(&c.insert, c.s.insert, len(c.args)))
 }
 
 // Update writes one field.
 func (c *Client) Update(ctx context.Context, key string, field int, value []byte) error {
-	return c.exec(ctx, c.s.session.Query(c.s.update[field], value, key))
+	c.args[0], c.args[1] = value, key
+	return c.exec(ctx, c.query(&c.update[field], c.s.update[field], 2))
+}
+
+// query is the client's query of stmt, bound to the first n of its arguments.
+func (c *Client) query(q **gocql.Query, stmt string, n int) *gocql.Query {
+	if *q == nil {
+		*q = c.s.session.Query(stmt)
+	}
+	return (*q).Bind(c.args[:n]...)
 }
 
 func (c *Client) exec(ctx context.Context, q *gocql.Query) error {
@@ -265,7 +278,8 @@ func (c *Client) exec(ctx context.Context, q *gocql.Query) error {
 
 // Read reads every field of a record.
 func (c *Client) Read(ctx context.Context, key string) error {
-	n, err := c.rows(ctx, c.s.session.Query(c.s.read, key))
+	c.args[0] = key
+	n, err := c.rows(ctx, c.query(&c.read, c.s.read, 1))
 	if err == nil && n == 0 {
 		err = ErrNotFound
 	}
@@ -274,7 +288,8 @@ func (c *Client) Read(ctx context.Context, key string) error {
 
 // Scan reads up to n records from key on, in token order, as YCSB's CQL binding does.
 func (c *Client) Scan(ctx context.Context, key string, n int) error {
-	_, err := c.rows(ctx, c.s.session.Query(c.s.scan, key, n))
+	c.args[0], c.args[1] = key, n
+	_, err := c.rows(ctx, c.query(&c.scan, c.s.scan, 2))
 	return err
 }
 

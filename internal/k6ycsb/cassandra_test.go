@@ -93,6 +93,29 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 		t.Errorf("A steady: measured %.2f s; the window lasts 3 s", got)
 	}
 
+	// Open loop: the extension keeps the schedule. At a rate the node serves with ease, the
+	// measured window holds rate × duration operations, none late, the warm-up's excluded; at
+	// a rate two users cannot keep, the operations nobody was free for are counted as dropped.
+	paced, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_RATE": "200", "YCSB_WARMUP": "1s", "YCSB_DURATION": "3s"}))
+	if err != nil {
+		t.Fatalf("workload A at 200 ops/s: %v\n%s", err, out)
+	}
+	checkRun(t, "A at 200/s", paced, "plaintext", "none", map[string]float64{"read": 0.5, "update": 0.5})
+	if paced.Operations < 590 || paced.Operations > 601 || paced.DroppedIterations != 0 {
+		t.Errorf("A at 200/s for 3 s: %d operations, %d dropped; want 600 (the last may be cut by the window's end), none dropped", paced.Operations, paced.DroppedIterations)
+	}
+	if got := paced.End.Sub(paced.Start).Seconds(); got < 2.9 || got > 3.05 {
+		t.Errorf("A at 200/s: measured %.2f s; the window lasts 3 s after a 1 s warm-up", got)
+	}
+	overrun, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_RATE": "1000000", "YCSB_VUS": "2", "YCSB_DURATION": "2s"}))
+	if err != nil {
+		t.Fatalf("workload A at 1,000,000 ops/s: %v\n%s", err, out)
+	}
+	if overrun.DroppedIterations < 1_000_000 || overrun.Operations+overrun.DroppedIterations > 2_000_001 || overrun.Errors != 0 {
+		t.Errorf("A at 1,000,000/s by 2 users for 2 s: %d operations, %d dropped, %d errors; want most of the 2,000,000 dropped, none failed",
+			overrun.Operations, overrun.DroppedIterations, overrun.Errors)
+	}
+
 	tls, out, err := runK6(t, pinned(with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s"}), caFile, address, "TLS_AES_128_GCM_SHA256"))
 	if err != nil {
 		t.Fatalf("workload A over pinned TLS 1.3: %v\n%s", err, out)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func BenchmarkClientEfficiency(b *testing.B) {
 			b.ReportMetric(peer.perCPU(), "ops/cpu-s-latte-"+slug)
 		}
 	}
-	b.Logf("workload A, %s records of 1 KB, %s connections in flight, %s measured after 10 s warm-up, one Cassandra on CPU %s, the client on CPU %s:\n%s",
+	b.Logf("workload A, %s records of 1 KB, %s requests in flight over 2 connections, %s measured after 10 s warm-up, one Cassandra on CPU %s, the client on CPU %s:\n%s",
 		records, vus, duration, serverCPUs, clientCPUs, report.String())
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
 		b.Fatal(err)
@@ -122,10 +123,10 @@ func (e efficiency) perCPU() float64 { return e.operations / e.cpuSeconds }
 // the measured window.
 func ourEfficiency(b *testing.B, env map[string]string, profile string) efficiency {
 	port := freePort(b)
-	done := profileDuring(b, port, 20*time.Second, 8*time.Second, profile)
-	var trace *cpuTrace
+	done := profileDuring(b, port, 15*time.Second, 20*time.Second, profile)
+	trace := &cpuTrace{}
 	s, log, err := k6Command{
-		env: env, cpus: clientCPUs, started: func(pid int) { trace = traceCPU(pid) },
+		env: env, cpus: clientCPUs, cpu: trace,
 		args: []string{"--profiling-enabled", "--address", "127.0.0.1:" + strconv.Itoa(port)},
 	}.run(b)
 	<-done
@@ -209,10 +210,13 @@ func (l latteRun) efficiency(b *testing.B) efficiency {
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("latte: %v", err)
 	}
-	trace := traceCPU(cmd.Process.Pid)
+	trace := &cpuTrace{}
+	trace.follow(cmd.Process.Pid)
 	seen := make(chan map[string]int, 1)
 	go func() { time.Sleep(20 * time.Second); seen <- negotiatedSessions(b, l.node) }()
-	if err := cmd.Wait(); err != nil {
+	err := cmd.Wait()
+	trace.exited(cmd.ProcessState)
+	if err != nil {
 		b.Fatalf("latte run: %v\n%s", err, out.String())
 	}
 	raw, err := os.ReadFile(file)
@@ -279,16 +283,16 @@ func negotiatedSessions(b *testing.B, node string) map[string]int {
 	return out
 }
 
-// cpuTrace samples a process's CPU (the kernel's account) every 100 ms while it lives, so that
-// its CPU over a window known only afterwards, such as a client's measured window, can be read.
+// cpuTrace samples a process's CPU (the kernel's account) every 100 ms while it lives, and
+// its total at exit, so that its CPU over a window known only afterwards, such as a client's
+// measured window, can be read.
 type cpuTrace struct {
 	mu  sync.Mutex
 	at  []time.Time
 	cpu []float64
 }
 
-func traceCPU(pid int) *cpuTrace {
-	t := &cpuTrace{}
+func (t *cpuTrace) follow(pid int) {
 	go func() {
 		for {
 			cpu, err := dataplane.ReadProcessCPU(pid)
@@ -301,13 +305,25 @@ func traceCPU(pid int) *cpuTrace {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	return t
+}
+
+// exited adds the process's final account: a window that ends less than a sampling period
+// before the process does still has a sample after it.
+func (t *cpuTrace) exited(state *os.ProcessState) {
+	if state == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.at, t.cpu = append(t.at, time.Now()), append(t.cpu, (state.UserTime()+state.SystemTime()).Seconds())
 }
 
 // between is the CPU the process used from start to end, interpolated between samples.
 func (t *cpuTrace) between(b *testing.B, start, end time.Time) float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// The last /proc sample can land after the exit's account.
+	sort.Sort(byTime{t})
 	at := func(when time.Time) float64 {
 		for i := 1; i < len(t.at); i++ {
 			if !t.at[i].Before(when) {
@@ -325,6 +341,15 @@ func (t *cpuTrace) between(b *testing.B, start, end time.Time) float64 {
 }
 
 // freePort is a loopback port nothing listens on, for k6's profiling endpoint.
+type byTime struct{ t *cpuTrace }
+
+func (s byTime) Len() int           { return len(s.t.at) }
+func (s byTime) Less(i, j int) bool { return s.t.at[i].Before(s.t.at[j]) }
+func (s byTime) Swap(i, j int) {
+	s.t.at[i], s.t.at[j] = s.t.at[j], s.t.at[i]
+	s.t.cpu[i], s.t.cpu[j] = s.t.cpu[j], s.t.cpu[i]
+}
+
 func freePort(b *testing.B) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -32,8 +32,8 @@ type k6Command struct {
 	args []string // k6's flags
 	// cpus pins k6 to these CPUs (taskset's list); empty leaves it to the scheduler.
 	cpus string
-	// started is told k6's process id once it runs.
-	started func(pid int)
+	// cpu, when set, follows k6's CPU from start to exit.
+	cpu *cpuTrace
 }
 
 func (c k6Command) run(t testing.TB) (benchresult.Summary, string, error) {
@@ -60,10 +60,13 @@ func (c k6Command) run(t testing.TB) (benchresult.Summary, string, error) {
 	start := time.Now()
 	err := cmd.Start()
 	if err == nil {
-		if c.started != nil {
-			c.started(cmd.Process.Pid)
+		if c.cpu != nil {
+			c.cpu.follow(cmd.Process.Pid)
 		}
 		err = cmd.Wait()
+		if c.cpu != nil {
+			c.cpu.exited(cmd.ProcessState)
+		}
 	}
 	t.Logf("k6 %s (%s)", strings.Join(keys, " "), time.Since(start).Round(time.Millisecond))
 	if err != nil {

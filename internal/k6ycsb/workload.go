@@ -85,7 +85,8 @@ type sharedWorkload struct {
 	mu         sync.Mutex
 	phases     map[string]*phase
 	phaseOrder []string
-	gate       *gate // set by the first RunUntilSteady
+	gate       *gate  // set by the first RunUntilSteady
+	pacer      *pacer // set by the first RunAtRate
 }
 
 func (s *sharedWorkload) phase(name string) *phase {
@@ -219,6 +220,66 @@ func (wl *Workload) RunUntilSteady(db *DB, opts sobek.Value) {
 	}
 }
 
+// RunAtRate is an open-loop run at a fixed rate of operations: every virtual user calls it
+// once, and it runs the operations the shared schedule hands it until the warm-up and the
+// measured window after it are over. Operations due in the warm-up count in the phase
+// "warmup", the others in "run", as with two scenarios; one that no user was free for within
+// lateness of its due time is dropped and counted (the summary's droppedIterations).
+func (wl *Workload) RunAtRate(db *DB, opts sobek.Value) {
+	rt := wl.m.vu.Runtime()
+	var o paceOptions
+	if err := decode(rt, "workload.runAtRate", opts, &o); err != nil {
+		common.Throw(rt, err)
+	}
+	p, err := wl.shared.sharedPacer(o)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	c := db.client(wl)
+	ctx := wl.m.vu.Context()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	defer func() { wl.gated = "" }()
+	p.begin(time.Now())
+	for ctx.Err() == nil {
+		due, measured, end, ok := p.take()
+		if !ok {
+			return
+		}
+		if wait := time.Until(due); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		} else if -wait > lateness {
+			p.drop(measured)
+			continue
+		}
+		wl.gated, wl.deadline = "warmup", time.Time{}
+		if measured {
+			wl.gated, wl.deadline = "run", end
+		}
+		wl.runOne(db, c)
+	}
+}
+
+// sharedPacer is the schedule every virtual user shares, made by the first call.
+func (s *sharedWorkload) sharedPacer(o paceOptions) (*pacer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pacer != nil {
+		return s.pacer, nil
+	}
+	p, err := newPacer(o)
+	if err != nil {
+		return nil, err
+	}
+	s.pacer = p
+	return p, nil
+}
+
 // steadyGate is the gate every virtual user shares, made by the first call.
 func (s *sharedWorkload) steadyGate(o steadyOptions) (*gate, error) {
 	s.mu.Lock()
@@ -346,7 +407,7 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 		common.Throw(rt, err)
 	}
 	wl.shared.mu.Lock()
-	p, g := wl.shared.phases[o.Phase], wl.shared.gate
+	p, g, pace := wl.shared.phases[o.Phase], wl.shared.gate, wl.shared.pacer
 	wl.shared.mu.Unlock()
 	if p == nil {
 		p = &phase{}
@@ -356,6 +417,9 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 		s.WarmUp = g.warmUp()
 	}
 	s.Driver, s.Phase, s.Profile, s.DroppedIterations = "k6-ycsb", o.Phase, db.profile, o.DroppedIterations
+	if pace != nil && o.Phase == "run" {
+		s.DroppedIterations += pace.dropped[1].Load()
+	}
 	if db.open(wl.shared.w.FieldCount) == nil { // the session the users shared, or nothing
 		s.Protocol, s.Suite = db.store.Negotiated()
 		s.Connections = db.store.Connections()
