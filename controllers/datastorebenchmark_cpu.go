@@ -42,41 +42,11 @@ func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchm
 	unavailable := func(format string, args ...any) *v1alpha1.RunCPU {
 		return &v1alpha1.RunCPU{Unavailable: fmt.Sprintf(format, args...)}
 	}
-	selector := s.target.ServerPods()
-	switch {
-	case r.Options.CPUAccounting == nil:
-		return unavailable("the operator reads no CPU accounting: give it a Prometheus that scrapes the kubelets (--cpu-accounting-prometheus-url)")
-	case selector == nil:
-		return unavailable("an external target's servers are not in this cluster")
-	}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(s.b.Namespace), client.MatchingLabels(selector)); err != nil {
-		return unavailable("listing the datastore's pods: %v", err)
-	}
-	req := cpuacct.Request{
-		Window:    cpuacct.Window{Start: out.Summary.Start, End: out.Summary.End},
-		Namespace: s.b.Namespace,
-		Servers:   map[string]string{},
-	}
-	nodes := map[string]bool{}
-	for _, p := range pods.Items {
-		if len(p.Spec.Containers) == 0 || p.Spec.NodeName == "" {
-			continue
-		}
-		// The first container is the datastore's process in every pod the operator renders.
-		req.Servers[p.Name] = p.Spec.Containers[0].Name
-		nodes[p.Spec.NodeName] = true
-	}
-	for _, node := range out.Clients {
-		if node != "" {
-			nodes[node] = true
-		}
+	req, why := r.serverRequest(ctx, s, cpuacct.Window{Start: out.Summary.Start, End: out.Summary.End}, out.Clients)
+	if why != "" {
+		return unavailable("%s", why)
 	}
 	req.ClientCPU = out.Summary.ClientCPUSeconds
-	for n := range nodes {
-		req.Nodes = append(req.Nodes, n)
-	}
-	slices.Sort(req.Nodes)
 	if len(out.Clients) == 1 {
 		// One client's series places its operations in time; several pods' merged series
 		// only approximately (their starts differ by a second or so).
@@ -98,6 +68,42 @@ func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchm
 		cpu.ServerMicrosPerOp = strconv.FormatFloat(res.Server*1e6/float64(ops), 'f', 2, 64)
 	}
 	return cpu
+}
+
+// serverRequest asks for the datastore's containers and the nodes they run on (and those of
+// clientNodes, pod to node) over w; why says what prevents it.
+func (r *DatastoreBenchmarkReconciler) serverRequest(ctx context.Context, s *benchmarkScope, w cpuacct.Window, clientNodes map[string]string) (req cpuacct.Request, why string) {
+	selector := s.target.ServerPods()
+	switch {
+	case r.Options.CPUAccounting == nil:
+		return req, "the operator reads no CPU accounting: give it a Prometheus that scrapes the kubelets (--cpu-accounting-prometheus-url)"
+	case selector == nil:
+		return req, "an external target's servers are not in this cluster"
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(s.b.Namespace), client.MatchingLabels(selector)); err != nil {
+		return req, fmt.Sprintf("listing the datastore's pods: %v", err)
+	}
+	req = cpuacct.Request{Window: w, Namespace: s.b.Namespace, Servers: map[string]string{}}
+	nodes := map[string]bool{}
+	for _, p := range pods.Items {
+		if len(p.Spec.Containers) == 0 || p.Spec.NodeName == "" {
+			continue
+		}
+		// The first container is the datastore's process in every pod the operator renders.
+		req.Servers[p.Name] = p.Spec.Containers[0].Name
+		nodes[p.Spec.NodeName] = true
+	}
+	for _, node := range clientNodes {
+		if node != "" {
+			nodes[node] = true
+		}
+	}
+	for n := range nodes {
+		req.Nodes = append(req.Nodes, n)
+	}
+	slices.Sort(req.Nodes)
+	return req, ""
 }
 
 func millis(seconds float64) int64 { return int64(seconds*1000 + 0.5) }

@@ -3,12 +3,16 @@ package controllers
 import (
 	"context"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/benchresult"
@@ -83,4 +87,55 @@ func TestBenchmarkRunAccountsTheDatastoresCPU(t *testing.T) {
 	r.Options.CPUAccounting = nil
 	g.Expect(r.cpuSettling(s, out)).To(BeZero())
 	g.Expect(r.accountCPU(ctx, s, out).Unavailable).To(ContainSubstring("--cpu-accounting-prometheus-url"))
+}
+
+// A run waits for quiet nodes: a neighbour that keeps a core busy on the datastore's node holds
+// it back; once the neighbour ends, the run starts and records how long it waited and how
+// quiet the node was; a node that stays busy lets the run start after maxWait, saying so. The
+// node is made of real processes, so its background is known whatever else the machine runs.
+func TestBenchmarkRunWaitsForQuietNodes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	server := dataplane.StartProcess(t, "sleep", "600")
+	neighbour := dataplane.StartProcess(t, "sh", "-c", "while :; do :; done")
+	create(t, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "quiet-db-0", Namespace: "default", Labels: map[string]string{"app.kubernetes.io/instance": "quiet-db", "app.kubernetes.io/name": "cassandra"}},
+		Spec:       corev1.PodSpec{NodeName: "worker-q", Containers: []corev1.Container{{Name: "cassandra", Image: "secured.dev/cassandra:test"}}},
+	})
+	exporter := dataplane.KubeletNodeMetrics(t, "127.0.0.122:0", "default", "worker-q", map[string]int{"quiet-db-0/cassandra": server}, []int{server, neighbour})
+	prom := dataplane.StartPrometheus(t, "127.0.0.122:19090", exporter)
+	u, err := cpuacct.ParseURL("http://" + prom.Address)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	rec := events.NewFakeRecorder(10)
+	r := &DatastoreBenchmarkReconciler{Client: env.Client, Recorder: rec, Options: Options{CPUAccounting: &cpuacct.Prometheus{URL: u}}}
+	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "quiet-bench", Namespace: "default"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{QuietStart: &v1alpha1.QuietStart{MaxCores: ptr.To(resource.MustParse("200m")), MaxWait: metav1.Duration{Duration: 2 * time.Minute}}}}
+	s := &benchmarkScope{b: b, target: benchmark.Target{Datastore: "quiet-db"}}
+	time.Sleep(quietWindow) // samples over the whole window the check looks at
+
+	run := &v1alpha1.BenchmarkRun{Index: 0, Phase: v1alpha1.RunPending}
+	g.Expect(r.awaitQuiet(ctx, s, run)).To(Equal(quietPoll), "a busy node holds the run back")
+	g.Expect(run.QuietStart.Outcome).To(Equal(v1alpha1.QuietWaiting))
+	busy, _ := strconv.ParseFloat(run.QuietStart.BackgroundCores, 64)
+	g.Expect(busy).To(BeNumerically(">", 0.2), "the neighbour's core")
+	g.Expect(<-rec.Events).To(ContainSubstring(v1alpha1.ReasonRunWaitsForQuiet))
+
+	// A run that has waited maxWait starts on the busy node, and says so.
+	late := &v1alpha1.BenchmarkRun{Index: 1, Phase: v1alpha1.RunPending,
+		QuietStart: &v1alpha1.RunQuietStart{Since: metav1.NewTime(time.Now().Add(-3 * time.Minute)), Outcome: v1alpha1.QuietWaiting}}
+	g.Expect(r.awaitQuiet(ctx, s, late)).To(BeZero())
+	g.Expect(late.QuietStart.Outcome).To(Equal(v1alpha1.QuietTimedOut))
+	g.Expect(late.QuietStart.WaitedSeconds).To(BeNumerically(">=", 180))
+	g.Expect(<-rec.Events).To(ContainSubstring(v1alpha1.ReasonRunNotQuiet))
+
+	g.Expect(syscall.Kill(neighbour, syscall.SIGKILL)).To(Succeed())
+	g.Eventually(func() time.Duration { return r.awaitQuiet(ctx, s, run) }, quietWindow+20*time.Second, time.Second).Should(BeZero(),
+		"the run starts once the window no longer holds the neighbour's work")
+	t.Logf("quiet start: %+v", *run.QuietStart)
+	g.Expect(run.QuietStart.Outcome).To(Equal(v1alpha1.QuietReached))
+	g.Expect(run.QuietStart.WaitedSeconds).To(BeNumerically(">=", 5))
+	quiet, _ := strconv.ParseFloat(run.QuietStart.BackgroundCores, 64)
+	g.Expect(quiet).To(BeNumerically("<=", 0.2))
+	g.Expect(<-rec.Events).To(ContainSubstring(v1alpha1.ReasonRunQuiet))
 }

@@ -61,7 +61,10 @@ func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkSco
 func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkScope) (ctrl.Result, error) {
 	b, st := s.b, &s.b.Status
 	st.Phase = v1alpha1.BenchmarkRunning
-	if n := len(st.Runs); n > 0 && (st.Runs[n-1].Phase == v1alpha1.RunRunning || st.Runs[n-1].Phase == v1alpha1.RunPending) {
+	if n := len(st.Runs); n > 0 && st.Runs[n-1].Phase == v1alpha1.RunPending {
+		return r.startWhenQuiet(ctx, s, &st.Runs[n-1])
+	}
+	if n := len(st.Runs); n > 0 && st.Runs[n-1].Phase == v1alpha1.RunRunning {
 		run := &st.Runs[n-1]
 		job, err := r.job(s, benchmark.PhaseRun, run.Index)
 		if err != nil {
@@ -99,16 +102,24 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 		r.fail(b, v1alpha1.ReasonTooManyInvalidRuns, fmt.Sprintf("only %d of %d runs were valid; the last was invalid because %s", len(valid), len(st.Runs), st.Runs[len(st.Runs)-1].InvalidReason))
 		return ctrl.Result{}, nil
 	}
-	index := int32(len(st.Runs))
-	job, err := r.job(s, benchmark.PhaseRun, index)
+	st.Runs = append(st.Runs, v1alpha1.BenchmarkRun{Index: int32(len(st.Runs)), Phase: v1alpha1.RunPending})
+	return r.startWhenQuiet(ctx, s, &st.Runs[len(st.Runs)-1])
+}
+
+// startWhenQuiet starts a pending run's Job once its nodes are quiet (spec.quietStart).
+func (r *DatastoreBenchmarkReconciler) startWhenQuiet(ctx context.Context, s *benchmarkScope, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	if wait := r.awaitQuiet(ctx, s, run); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, errPhaseBlocked
+	}
+	job, err := r.job(s, benchmark.PhaseRun, run.Index)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st.Runs = append(st.Runs, v1alpha1.BenchmarkRun{Index: index, Phase: v1alpha1.RunRunning, Job: job.Name})
+	run.Phase, run.Job = v1alpha1.RunRunning, job.Name
 	if _, err := r.observe(ctx, s, job); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.Recorder.Eventf(b, nil, "Normal", "RunStarted", fmt.Sprintf("Run%d", index), "run %d of %d started (Job %s)", index, reps, job.Name)
+	r.Recorder.Eventf(s.b, nil, "Normal", "RunStarted", fmt.Sprintf("Run%d", run.Index), "run %d of %d started (Job %s)", run.Index, benchmark.Repetitions(s.b), job.Name)
 	return ctrl.Result{}, errPhaseBlocked
 }
 

@@ -154,4 +154,12 @@ const (
 	// ReasonRunSetAside (an event): a run's background exceeded spec.background.maxCores; the
 	// round is measured again.
 	ReasonRunSetAside = "RunSetAside"
+	// ReasonRunWaitsForQuiet (an event): a benchmark run waits for its nodes' background to
+	// fall below spec.quietStart.maxCores before its clients start.
+	ReasonRunWaitsForQuiet = "RunWaitsForQuiet"
+	// ReasonRunQuiet (an event): a run that waited starts on quiet nodes.
+	ReasonRunQuiet = "RunQuiet"
+	// ReasonRunNotQuiet (an event): a run starts after spec.quietStart.maxWait although its
+	// nodes are still busy.
+	ReasonRunNotQuiet = "RunNotQuiet"
 )

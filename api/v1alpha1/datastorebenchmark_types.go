@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -241,9 +242,31 @@ type DatastoreBenchmarkSpec struct {
 	// skipLoad: the data is already loaded; run only the measured phase.
 	// +optional
 	SkipLoad bool `json:"skipLoad,omitempty"`
+	// quietStart holds each measured run back until the nodes that host the datastore are
+	// quiet: what they spent on anything but this datastore (other datastores and their
+	// compactions, other workloads) over the last 30 s at most maxCores. A run that waited
+	// maxWait starts anyway, and its status says so. Needs the operator's CPU accounting
+	// (--cpu-accounting-prometheus-url); without it, or for an external target, runs start at
+	// once. Studies set it on every run from spec.background.
+	// +optional
+	QuietStart *QuietStart `json:"quietStart,omitempty"`
 	// prometheus output.
 	// +optional
 	Prometheus *PrometheusOutput `json:"prometheus,omitempty"`
+}
+
+// QuietStart is how quiet the datastore's nodes must be before a run starts, and how long a run
+// waits for it.
+type QuietStart struct {
+	// maxCores: the background, in cores, below which a run may start ("250m"). Defaults to 250m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.quietStart.maxCores must be a CPU quantity above 0, such as 250m"
+	MaxCores *resource.Quantity `json:"maxCores,omitempty"`
+	// maxWait: the longest a run waits for quiet nodes before it starts anyway. Defaults to 90s.
+	// +optional
+	// +kubebuilder:default="90s"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.quietStart.maxWait must be a duration written like 90s or 2m"
+	MaxWait metav1.Duration `json:"maxWait,omitempty"`
 }
 
 // LatencySummary of one operation type, in microseconds.
@@ -265,7 +288,8 @@ type LatencySummary struct {
 	MaxMicros int64 `json:"maxMicros"`
 }
 
-// RunPhase is the state of one benchmark run.
+// RunPhase is the state of one benchmark run: Pending while it waits for quiet nodes
+// (spec.quietStart), Running once its Job exists.
 // +kubebuilder:validation:Enum=Pending;Running;Succeeded;Invalid;Failed
 type RunPhase string
 
@@ -343,6 +367,40 @@ type BenchmarkRun struct {
 	// from the kubelets' cgroup counters; set on succeeded runs.
 	// +optional
 	CPU *RunCPU `json:"cpu,omitempty"`
+	// quietStart: how long the run waited for quiet nodes before its clients started, and how
+	// quiet they were (spec.quietStart).
+	// +optional
+	QuietStart *RunQuietStart `json:"quietStart,omitempty"`
+}
+
+// QuietOutcome says how a run's wait for quiet nodes ended.
+// +kubebuilder:validation:Enum=Waiting;Quiet;TimedOut;Unmeasured
+type QuietOutcome string
+
+const (
+	QuietWaiting    QuietOutcome = "Waiting"
+	QuietReached    QuietOutcome = "Quiet"
+	QuietTimedOut   QuietOutcome = "TimedOut"
+	QuietUnmeasured QuietOutcome = "Unmeasured"
+)
+
+// RunQuietStart records a run's wait for quiet nodes.
+type RunQuietStart struct {
+	// since: when the run began to wait.
+	Since metav1.Time `json:"since"`
+	// outcome: Waiting; Quiet (the background fell below spec.quietStart.maxCores); TimedOut
+	// (it did not within maxWait, and the run started anyway); Unmeasured (the background
+	// could not be read within maxWait: message says why).
+	Outcome QuietOutcome `json:"outcome"`
+	// waitedSeconds before the clients started.
+	// +optional
+	WaitedSeconds int32 `json:"waitedSeconds,omitempty"`
+	// backgroundCores over the 30 s before the last check (decimal string).
+	// +optional
+	BackgroundCores string `json:"backgroundCores,omitempty"`
+	// message: why the background could not be read.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // RunCPU is the CPU time spent during a run's measured window (warm-up excluded), read from

@@ -169,6 +169,13 @@ type StudyBackground struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=5
 	Repeats int32 `json:"repeats,omitempty"`
+	// settle: the longest a run waits, before its clients start, for the background to fall
+	// below half of maxCores (the compactions and flushes that the previous runs left behind,
+	// above all): each run's benchmark gets it as spec.quietStart. A run that waited this long
+	// starts anyway and is judged by the rule above. Defaults to 90s; 0s turns the wait off.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.background.settle must be a duration written like 90s or 2m (0s turns the wait off)"
+	Settle *metav1.Duration `json:"settle,omitempty"`
 }
 
 // StudyCost turns overhead into money: the extra nodes needed to restore the baseline's capacity.

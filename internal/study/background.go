@@ -3,8 +3,10 @@ package study
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"secured.dev/operator/api/v1alpha1"
 )
@@ -28,6 +30,29 @@ func backgroundRule(spec *v1alpha1.TradeoffStudySpec) (maxCores float64, repeats
 		repeats = int(b.Repeats)
 	}
 	return limit.AsApproximateFloat64(), repeats
+}
+
+// DefaultSettle is the longest a run waits for quiet nodes when the study does not say.
+const DefaultSettle = 90 * time.Second
+
+// quietStart is what every run of the study waits for before its clients start: a background
+// below half the set-aside limit, so that a run rarely starts only to be set aside. What the
+// study itself leaves behind — the flushes and compactions after a cell's load and runs — is
+// the usual cause, and it passes within a minute on the 2-core machine. Nil when the rule or
+// the wait is off.
+func quietStart(spec *v1alpha1.TradeoffStudySpec) *v1alpha1.QuietStart {
+	limit, _ := backgroundRule(spec)
+	settle := DefaultSettle
+	if b := spec.Background; b != nil && b.Settle != nil {
+		settle = b.Settle.Duration
+	}
+	if limit <= 0 || settle <= 0 {
+		return nil
+	}
+	return &v1alpha1.QuietStart{
+		MaxCores: resource.NewMilliQuantity(int64(limit*1000/2), resource.DecimalSI),
+		MaxWait:  metav1.Duration{Duration: settle},
+	}
 }
 
 // Judge applies the quiet-machine rule to a cell's run: a run whose background exceeds the

@@ -78,6 +78,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
 			SkipLoad:    k > 0 || attempt > 0, // the first attempt of the first repetition loaded it
+			QuietStart:  quietStart(&study.Spec),
 		},
 	}
 	if k == 0 && attempt == 0 {

@@ -421,6 +421,33 @@ func TestJudgeSetsAsideBusyRunsUntilTheRepeatsRunOut(t *testing.T) {
 	}
 }
 
+// Every run waits for its nodes to be quiet before its clients start: below half the set-aside
+// limit, for at most spec.background.settle; no wait when the rule or the settle is off.
+func TestRunsWaitForQuietNodes(t *testing.T) {
+	st := &v1alpha1.TradeoffStudy{Spec: *spec()}
+	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c0"}
+	for _, tc := range []struct {
+		background *v1alpha1.StudyBackground
+		want       string // maxCores/maxWait, or "" for no wait
+	}{
+		{nil, "250m/1m30s"},
+		{&v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("1")), Settle: &metav1.Duration{Duration: 30 * time.Second}}, "500m/30s"},
+		{&v1alpha1.StudyBackground{Settle: &metav1.Duration{}}, ""},
+		{&v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("0"))}, ""},
+	} {
+		st.Spec.Background = tc.background
+		for k := range 2 {
+			got := ""
+			if q := Benchmark(st, cell, k).Spec.QuietStart; q != nil {
+				got = q.MaxCores.String() + "/" + q.MaxWait.Duration.String()
+			}
+			if got != tc.want {
+				t.Errorf("background %+v, run %d: quiet start %q; want %q", tc.background, k, got, tc.want)
+			}
+		}
+	}
+}
+
 // A cell's first run warms the datastore up until steady, within the study's bounds or the
 // default ones; later runs, repeats and open-loop studies warm up for warmUp.
 func TestFirstRunsWarmUpUntilSteady(t *testing.T) {

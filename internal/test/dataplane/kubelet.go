@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -63,19 +64,43 @@ func MachineCPU(t testing.TB) float64 {
 // configuration the operator documents adds). Each value is stamped with the moment it was
 // read, as the kubelet stamps its own. It returns the host:port Prometheus should scrape.
 func KubeletResourceMetrics(t testing.TB, address, namespace, node string, containers map[string]int) string {
+	return KubeletNodeMetrics(t, address, namespace, node, containers, nil)
+}
+
+// KubeletNodeMetrics is KubeletResourceMetrics for a node made of nodeProcesses rather than the
+// whole machine, so that what the node spends is known exactly whatever else the machine runs.
+// A process that ended keeps counting what it used, as a node's or a container's cgroup does.
+func KubeletNodeMetrics(t testing.TB, address, namespace, node string, containers map[string]int, nodeProcesses []int) string {
 	t.Helper()
 	l, err := net.Listen("tcp", address)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	last := map[int]float64{}
+	cpu := func(pid int) float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		if v, err := ReadProcessCPU(pid); err == nil {
+			last[pid] = v
+		}
+		return last[pid]
 	}
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		now := time.Now().UnixMilli()
 		fmt.Fprintln(w, "# TYPE container_cpu_usage_seconds_total counter")
 		for key, pid := range containers {
 			pod, container, _ := strings.Cut(key, "/")
-			fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=%q,pod=%q,container=%q} %g %d\n", namespace, pod, container, ProcessCPU(t, pid), now)
+			fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=%q,pod=%q,container=%q} %g %d\n", namespace, pod, container, cpu(pid), now)
 		}
-		fmt.Fprintf(w, "# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total{node=%q} %g %d\n", node, MachineCPU(t), now)
+		total := 0.0
+		if nodeProcesses == nil {
+			total = MachineCPU(t)
+		}
+		for _, pid := range nodeProcesses {
+			total += cpu(pid)
+		}
+		fmt.Fprintf(w, "# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total{node=%q} %g %d\n", node, total, now)
 	})}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })

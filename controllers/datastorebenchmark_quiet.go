@@ -1,0 +1,90 @@
+package controllers
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/cpuacct"
+)
+
+const (
+	// quietWindow is how far back a run's start looks at its nodes: the kubelet refreshes its
+	// counters every 10-15 s, so the window holds two samples at least.
+	quietWindow = 30 * time.Second
+	// quietPoll is how often a waiting run looks again.
+	quietPoll = 10 * time.Second
+	// defaultQuietMaxWait applies when spec.quietStart.maxWait is unset.
+	defaultQuietMaxWait = 90 * time.Second
+)
+
+// defaultQuietMaxCores applies when spec.quietStart.maxCores is unset.
+var defaultQuietMaxCores = resource.MustParse("250m")
+
+// awaitQuiet holds a pending run until the datastore's nodes are quiet (spec.quietStart) and
+// records the wait in the run's status. It returns how long to wait before looking again, 0
+// once the run may start: quiet, waited maxWait, or nothing to measure the quiet with.
+func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchmarkScope, run *v1alpha1.BenchmarkRun) time.Duration {
+	q := s.b.Spec.QuietStart
+	if q == nil {
+		return 0
+	}
+	now := time.Now()
+	first := run.QuietStart == nil
+	if first {
+		run.QuietStart = &v1alpha1.RunQuietStart{Since: metav1.NewTime(now), Outcome: v1alpha1.QuietWaiting}
+	}
+	rq := run.QuietStart
+	waited := now.Sub(rq.Since.Time)
+	rq.WaitedSeconds = int32(waited.Seconds())
+	maxWait := q.MaxWait.Duration
+	if maxWait <= 0 {
+		maxWait = defaultQuietMaxWait
+	}
+	limit := defaultQuietMaxCores
+	if q.MaxCores != nil {
+		limit = *q.MaxCores
+	}
+	action := "Run" + strconv.Itoa(int(run.Index))
+
+	req, why := r.serverRequest(ctx, s, cpuacct.Window{Start: now.Add(-quietWindow), End: now}, nil)
+	if why == "" {
+		res, err := r.Options.CPUAccounting.Account(ctx, req)
+		if err == nil {
+			cores := res.Background / quietWindow.Seconds()
+			rq.BackgroundCores, rq.Message = strconv.FormatFloat(cores, 'f', 2, 64), ""
+			switch {
+			case cores <= limit.AsApproximateFloat64():
+				rq.Outcome = v1alpha1.QuietReached
+				if waited > 0 {
+					r.Recorder.Eventf(s.b, nil, "Normal", v1alpha1.ReasonRunQuiet, action, "run %d starts on quiet nodes (background %s cores) after waiting %s",
+						run.Index, rq.BackgroundCores, waited.Round(time.Second))
+				}
+				return 0
+			case waited >= maxWait:
+				rq.Outcome = v1alpha1.QuietTimedOut
+				r.Recorder.Eventf(s.b, nil, "Warning", v1alpha1.ReasonRunNotQuiet, action, "run %d starts although its nodes' background is %s cores, above %s, after waiting %s (spec.quietStart.maxWait)",
+					run.Index, rq.BackgroundCores, limit.String(), maxWait)
+				return 0
+			}
+			if first {
+				r.Recorder.Eventf(s.b, nil, "Normal", v1alpha1.ReasonRunWaitsForQuiet, action, "run %d waits for quiet nodes: background %s cores, above %s",
+					run.Index, rq.BackgroundCores, limit.String())
+			}
+			return quietPoll
+		}
+		why = err.Error()
+	}
+	// Without accounting, or for servers outside the cluster, waiting cannot help; a series
+	// Prometheus does not have yet (a pod that just started) can.
+	rq.Message = why
+	if r.Options.CPUAccounting == nil || s.target.ServerPods() == nil || waited >= maxWait {
+		rq.Outcome = v1alpha1.QuietUnmeasured
+		return 0
+	}
+	return quietPoll
+}
