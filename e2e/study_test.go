@@ -63,6 +63,7 @@ func TestStudyOfThreeCassandraProfilesThroughAnOperatorRestartAndALostClient(t *
 	last := ""
 	restartedAt, killed := int32(-1), ""
 	invalid := map[string]string{} // benchmark and run → why it does not count
+	quiet := map[string]v1alpha1.RunQuietStart{}
 	eventually(t, 50*time.Minute, "the study completes", func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
 			return err
@@ -86,9 +87,14 @@ func TestStudyOfThreeCassandraProfilesThroughAnOperatorRestartAndALostClient(t *
 		}
 		for _, b := range benchmarks.Items {
 			for _, r := range b.Status.Runs {
-				if key := fmt.Sprintf("%s run %d", b.Name, r.Index); r.Phase == v1alpha1.RunInvalid && invalid[key] == "" {
+				key := fmt.Sprintf("%s run %d", b.Name, r.Index)
+				if r.Phase == v1alpha1.RunInvalid && invalid[key] == "" {
 					invalid[key] = r.InvalidReason
 					t.Logf("%6s %s invalid: %s", time.Since(start).Round(time.Second), key, r.InvalidReason)
+				}
+				if q := r.QuietStart; q != nil && q.Outcome != v1alpha1.QuietWaiting && quiet[key].Outcome == "" {
+					quiet[key] = *q
+					t.Logf("%6s %s started %s after %d s, background %s cores %s", time.Since(start).Round(time.Second), key, q.Outcome, q.WaitedSeconds, q.BackgroundCores, q.Message)
 				}
 			}
 		}
@@ -167,6 +173,20 @@ func TestStudyOfThreeCassandraProfilesThroughAnOperatorRestartAndALostClient(t *
 	// make deploy points the operator at the Kind Prometheus, which scrapes the kubelets.
 	if accounted < runs*3/4 {
 		t.Errorf("%d of %d runs have server CPU per operation and background; want at least three quarters", accounted, runs)
+	}
+	// Every run waited for quiet nodes (half the 1-core limit, at most 90 s) and measured them.
+	measured, waited := 0, 0
+	for _, q := range quiet {
+		if q.Outcome == v1alpha1.QuietReached || q.Outcome == v1alpha1.QuietTimedOut {
+			measured++
+		}
+		if q.WaitedSeconds > 0 {
+			waited++
+		}
+	}
+	t.Logf("quiet start: %d runs seen, %d measured their nodes' background, %d waited for it", len(quiet), measured, waited)
+	if measured < runs*3/4 {
+		t.Errorf("%d of the %d runs seen measured their nodes' quiet before starting; want at least three quarters of %d", measured, len(quiet), runs)
 	}
 	if s.Status.Recommendation == nil {
 		t.Error("no recommendation")
