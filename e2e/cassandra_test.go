@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,7 +21,6 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
-	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/test/samples"
 )
 
@@ -129,34 +127,8 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 
 	waitVerified(t, c, ds)
 
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "cql-client", Namespace: ns.Name},
-		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To[int32](2),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy:   corev1.RestartPolicyNever,
-				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-				Containers: []corev1.Container{{
-					Name: "cql", Image: operatorSibling(t, c, "cql-client"), ImagePullPolicy: corev1.PullNever,
-					Args: []string{"--hosts=orders." + ns.Name + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key",
-						"--login=/login"},
-					VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}, {Name: "login", MountPath: "/login", ReadOnly: true}},
-					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-				}},
-				// The client trusts the datastore's CA; the node certificate doubles as its
-				// client certificate here (it has the client-auth usage).
-				// It creates a keyspace of its own, so it logs in as the generated superuser.
-				Volumes: []corev1.Volume{
-					{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certs.NodeSecret(ds)}}},
-					{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cassandra.NamesOf(ds).SuperuserSecret()}}},
-				},
-			}},
-		},
-	}
-	if err := c.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
+	// The client creates a keyspace of its own, so it logs in as the generated superuser.
+	job := cqlClientJob(t, c, ds, "cql-client", cassandra.NamesOf(ds).SuperuserSecret())
 	eventually(t, 3*time.Minute, "the CQL client Job succeeds", func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return err
@@ -170,5 +142,6 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 		return nil
 	})
 
+	cassandraIsClosedToStrangers(t, c, ds)
 	benchmarkDatastore(t, c, ds, "", "TLS_AES_128_GCM_SHA256")
 }

@@ -54,6 +54,7 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	// The Master and the RegionServer answer on their RPC ports exactly as the profile says:
 	// SASL (no TLS) on HBase RPC.
 	waitVerified(t, c, ds)
+	hbaseIsClosedToStrangers(t, c, ds)
 
 	// The benchmark's HBase driver logs in with the datastore's client keytab and measures it
 	// over SASL privacy.

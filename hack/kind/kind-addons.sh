@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what every e2e run expects in the Kind cluster: the node crypto-feature labeller (no
-# Node Feature Discovery here), a default StorageClass that non-root pods can write,
-# cert-manager and a Prometheus that receives remote writes. Idempotent.
+# Node Feature Discovery here), NetworkPolicy enforcement (hack/kind/netpol), a default
+# StorageClass that non-root pods can write, cert-manager and a Prometheus that receives remote
+# writes. Idempotent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/hack/build/versions.sh"
@@ -24,6 +25,12 @@ while IFS='=' read -r name rest; do
   cm[$name]=${rest%% *}
   "$root/bin/kind-cli/$KIND_VERSION/kind" load image-archive "${rest##* }" --name secured >/dev/null
 done < <("$root/hack/kind/addon-images.sh")
+
+# NetworkPolicies enforced as on a user's cluster (our pod network alone does not enforce them).
+log "netpol ${cm[netpol]##*:}"
+sed "s|IMAGE|${cm[netpol]}|" "$root/hack/kind/netpol.yaml" |
+  "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
+"$kubectl" -n kube-system rollout status daemonset/netpol --timeout=120s >&2
 
 # The default StorageClass: volumes that non-root pods can write (see the manifest). The node
 # image's "standard" class uses another provisioner, and a class's provisioner is immutable.
