@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -85,7 +86,7 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 
 // prepare readies a VPN profile's tunnel before any pod needs it: it refuses a namespace whose
 // Pod Security level forbids the sidecar (the StatefulSet would otherwise sit with no pods and
-// an event on the wrong object), keeps every member's keys in the tunnel Secret, and adds keys
+// an event on the wrong object), keeps the members' keys in the tunnel Secrets, and adds keys
 // when nodes are added. Keys are generated once and kept; the sidecars pick up a changed Secret
 // without a restart.
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
@@ -105,8 +106,9 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 	if msg := vpn.PodSecurityProblem(ns.Name, ns.Labels); msg != "" {
 		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonPodSecurityForbidsVPN, msg)
 	}
-	stored := map[string]map[string][]byte{}
-	for _, name := range []string{vpn.SecretName(ds.Name), vpn.CASecretName(ds.Name)} {
+	stored := map[string][]byte{} // the tunnel Secrets' data, merged: their file names differ
+	var ca map[string][]byte
+	for _, name := range vpn.SecretNames(ds.Name) {
 		sec := &corev1.Secret{}
 		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, sec); {
 		case apierrors.IsNotFound(err):
@@ -114,21 +116,23 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", name, err)
 		case !metav1.IsControlledBy(sec, ds):
 			return ctrl.Result{}, r.nameConflict(ds, "Secret", name)
+		case name == vpn.CASecretName(ds.Name):
+			ca = sec.Data
 		default:
-			stored[name] = sec.Data
+			maps.Copy(stored, sec.Data)
 		}
 	}
 	tunnel := *e.tunnel
-	keys, _, err := vpn.Ensure(tunnel, vpn.KeysFrom(tunnel, stored[vpn.SecretName(ds.Name)], stored[vpn.CASecretName(ds.Name)]), time.Now())
+	keys, _, err := vpn.Ensure(tunnel, vpn.KeysFrom(tunnel, stored, ca), time.Now())
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("tunnel keys: %w", err)
 	}
-	data, err := vpn.SecretData(tunnel, keys)
+	nodes, clients, err := vpn.SecretData(tunnel, keys)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var objs []client.Object
-	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), data, vpn.CASecretData(keys)) {
+	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), nodes, clients, vpn.CASecretData(keys)) {
 		objs = append(objs, sec)
 	}
 	return ctrl.Result{}, r.applyAll(ctx, s, objs)

@@ -63,6 +63,29 @@ func TestWireGuardDatastoreKeepsTunnelKeys(t *testing.T) {
 	g.Expect(string(sec.Data["tunnelled-0.conf"])).To(ContainSubstring("AllowedIPs = 100.80.0.4/32"), "node 0 does not peer with the new node")
 }
 
+// When clients join the tunnel, their keys go to a Secret of their own that benchmark pods
+// mount, and the nodes' Secret holds none of them: a client pod cannot pose as a node.
+func TestTunnelClientsGetASecretOfTheirOwn(t *testing.T) {
+	g := NewWithT(t)
+	ds := vpnDatastore("joined", "default", v1alpha1.VPNWireGuard)
+	ds.Spec.Encryption.VPN.Scope = v1alpha1.VPNScopeAll
+	create(t, ds)
+	nodes := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
+	clients := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.ClientsSecretName(ds.Name)}}
+	g.Eventually(func(g Gomega) {
+		ownedBy(g, ds, nodes)
+		ownedBy(g, ds, clients)
+	}).Should(Succeed())
+	g.Expect(nodes.Data).To(HaveKey("joined-0.key"))
+	g.Expect(clients.Data).To(And(HaveKey("client-0.key"), HaveKey("client-3.conf"), HaveKey("addresses")))
+	for name := range nodes.Data {
+		g.Expect(name).NotTo(HavePrefix("client-"), "the nodes' Secret holds a client's file")
+	}
+	for name := range clients.Data {
+		g.Expect(name).NotTo(HavePrefix("joined-"), "the clients' Secret holds a node's file")
+	}
+}
+
 // In a namespace whose Pod Security level forbids NET_ADMIN, the datastore says so and why,
 // and creates no StatefulSet whose pods admission would refuse one by one.
 func TestVPNRefusedByPodSecurity(t *testing.T) {

@@ -179,7 +179,7 @@ func Build(j Job) (*batchv1.Job, error) {
 			return nil, TooManyClients(j.Target, pods)
 		}
 		// Pod i of the indexed Job is the tunnel's client-i.
-		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, j.Target.Datastore)
+		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, vpn.ClientsSecretName(j.Target.Datastore))
 		sidecar.Env = append(sidecar.Env,
 			corev1.EnvVar{Name: "JOB_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
 			corev1.EnvVar{Name: "VPN_NAME", Value: "client-$(JOB_INDEX)"})

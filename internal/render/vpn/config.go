@@ -7,7 +7,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 )
 
-// Files of the tunnel Secret the sidecar mounts.
+// Files of the tunnel Secrets the sidecars mount.
 const (
 	AddressesFile = "addresses"
 	CAFile        = "ca.crt"
@@ -25,35 +25,53 @@ func WireGuardFile(member string) string { return member + ".conf" }
 // OpenVPNFile is the configuration of the member's end of its tunnel to peer.
 func OpenVPNFile(member, peer string) string { return member + "--" + peer + ".conf" }
 
-// SecretData renders the tunnel Secret every sidecar of the datastore mounts: per member its
-// key, certificate and configuration, and the address table. It fails when a member has no
-// key: Ensure makes them.
-func SecretData(p Plan, k Keys) (map[string][]byte, error) {
-	data := map[string][]byte{AddressesFile: p.Addresses()}
+// SecretData renders the tunnel Secrets: nodes, which the datastore's sidecars mount, holds
+// the nodes' keys, certificates and configurations; clients, which benchmark clients mount,
+// the client slots' (nil when clients are not in the tunnel). Both hold the address table and
+// OpenVPN's CA certificate. So a client pod, which runs whatever workload it is given, holds
+// no key that lets it pose as a node, and a node holds none of the clients'. It fails when a
+// member has no key: Ensure makes them.
+func SecretData(p Plan, k Keys) (nodes, clients map[string][]byte, err error) {
+	nodes = map[string][]byte{AddressesFile: p.Addresses()}
+	if p.CarriesClients() {
+		clients = map[string][]byte{AddressesFile: p.Addresses()}
+	}
+	// of is the Secret a member's files go to.
+	of := func(m Member) map[string][]byte {
+		if m.Host == "" {
+			return clients
+		}
+		return nodes
+	}
 	switch p.Type {
 	case v1alpha1.VPNWireGuard:
 		for i, m := range p.Members {
 			priv, ok := k.WireGuard[m.Name]
 			if !ok {
-				return nil, fmt.Errorf("no WireGuard key for %s", m.Name)
+				return nil, nil, fmt.Errorf("no WireGuard key for %s", m.Name)
 			}
 			conf, err := WireGuardConfig(p, i, k)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			data[KeyFile(m.Name)] = []byte(priv + "\n")
-			data[WireGuardFile(m.Name)] = conf
+			of(m)[KeyFile(m.Name)] = []byte(priv + "\n")
+			of(m)[WireGuardFile(m.Name)] = conf
 		}
 	case v1alpha1.VPNOpenVPN:
 		if k.CA == nil {
-			return nil, fmt.Errorf("no OpenVPN CA")
+			return nil, nil, fmt.Errorf("no OpenVPN CA")
 		}
-		data[CAFile] = k.CA.CertPEM
+		for _, data := range []map[string][]byte{nodes, clients} {
+			if data != nil {
+				data[CAFile] = k.CA.CertPEM
+			}
+		}
 		for i, m := range p.Members {
 			c, ok := k.Certs[m.Name]
 			if !ok {
-				return nil, fmt.Errorf("no OpenVPN certificate for %s", m.Name)
+				return nil, nil, fmt.Errorf("no OpenVPN certificate for %s", m.Name)
 			}
+			data := of(m)
 			data[CertFile(m.Name)], data[KeyFile(m.Name)] = c.CertPEM, c.KeyPEM
 			for j, peer := range p.Members {
 				if j != i && p.peers(i, j) {
@@ -62,9 +80,9 @@ func SecretData(p Plan, k Keys) (map[string][]byte, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("no tunnel of type %q", p.Type)
+		return nil, nil, fmt.Errorf("no tunnel of type %q", p.Type)
 	}
-	return data, nil
+	return nodes, clients, nil
 }
 
 // peers reports whether members i and j share a tunnel: nodes reach every member, clients

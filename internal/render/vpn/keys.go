@@ -213,8 +213,8 @@ func CASecretData(k Keys) map[string][]byte {
 	return map[string][]byte{"tls.crt": k.CA.CertPEM, "tls.key": k.CA.KeyPEM}
 }
 
-// KeysFrom reads back the keys of the plan's members from the tunnel Secret (SecretData) and
-// the CA Secret (CASecretData); what is missing is left for Ensure to make.
+// KeysFrom reads back the keys of the plan's members from the tunnel Secrets' data (SecretData's
+// two, merged) and the CA Secret (CASecretData); what is missing is left for Ensure to make.
 func KeysFrom(p Plan, tunnel, ca map[string][]byte) Keys {
 	var k Keys
 	switch p.Type {

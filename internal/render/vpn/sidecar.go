@@ -23,18 +23,33 @@ const (
 	probeInterval = 1
 )
 
-// SecretName is the tunnel Secret of a datastore: keys, configurations, address table.
+// SecretName is the tunnel Secret of a datastore's nodes: their keys and configurations, the
+// address table.
 func SecretName(datastore string) string { return datastore + "-vpn" }
+
+// ClientsSecretName is the tunnel Secret of the datastore's client slots, which benchmark
+// clients mount.
+func ClientsSecretName(datastore string) string { return datastore + "-vpn-clients" }
 
 // CASecretName keeps the OpenVPN CA's key; no pod mounts it.
 func CASecretName(datastore string) string { return datastore + "-vpn-ca" }
 
-// Secrets are the tunnel Secret the sidecars mount and, for OpenVPN, the Secret that keeps
-// the CA (caData nil: none).
-func Secrets(namespace, datastore string, labels map[string]string, data, caData map[string][]byte) []*corev1.Secret {
-	out := []*corev1.Secret{secret(namespace, SecretName(datastore), labels, data)}
-	if caData != nil {
-		out = append(out, secret(namespace, CASecretName(datastore), labels, caData))
+// SecretNames are every Secret a datastore's tunnel may keep, for reading them back.
+func SecretNames(datastore string) []string {
+	return []string{SecretName(datastore), ClientsSecretName(datastore), CASecretName(datastore)}
+}
+
+// Secrets are the nodes' and the clients' tunnel Secrets (SecretData) and, for OpenVPN, the
+// Secret that keeps the CA; a nil map makes no Secret.
+func Secrets(namespace, datastore string, labels map[string]string, nodes, clients, caData map[string][]byte) []*corev1.Secret {
+	var out []*corev1.Secret
+	for _, s := range []struct {
+		name string
+		data map[string][]byte
+	}{{SecretName(datastore), nodes}, {ClientsSecretName(datastore), clients}, {CASecretName(datastore), caData}} {
+		if s.data != nil {
+			out = append(out, secret(namespace, s.name, labels, s.data))
+		}
 	}
 	return out
 }
@@ -53,7 +68,9 @@ func secret(namespace, name string, labels map[string]string, data map[string][]
 // has stopped. It gets NET_ADMIN and the /dev/net/tun device, and nothing else: no privileged
 // mode, no other capability, a read-only root filesystem. It runs as root because Linux
 // grants capabilities to root's processes; the pod's other containers keep their own user.
-func Sidecar(p Plan, image, datastore string) (corev1.Container, []corev1.Volume) {
+// secretName is the tunnel Secret of the pod's side: SecretName for nodes, ClientsSecretName
+// for clients.
+func Sidecar(p Plan, image, secretName string) (corev1.Container, []corev1.Volume) {
 	c := corev1.Container{
 		Name:          sidecarName,
 		Image:         image,
@@ -84,7 +101,7 @@ func Sidecar(p Plan, image, datastore string) (corev1.Container, []corev1.Volume
 		},
 	}
 	volumes := []corev1.Volume{
-		{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(datastore), DefaultMode: ptr.To[int32](0o400)}}},
+		{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretName, DefaultMode: ptr.To[int32](0o400)}}},
 		{Name: tunVolume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: tunDevice, Type: ptr.To(corev1.HostPathCharDev)}}},
 		{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 	}

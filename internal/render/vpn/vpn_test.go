@@ -1,6 +1,7 @@
 package vpn
 
 import (
+	"maps"
 	"os/exec"
 	"strings"
 	"testing"
@@ -38,9 +39,12 @@ var fixedKeys = Keys{WireGuard: map[string]string{
 
 func TestWireGuardConfigs(t *testing.T) {
 	p := plan(t, v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}, 3)
-	data, err := SecretData(p, fixedKeys)
+	data, clients, err := SecretData(p, fixedKeys)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if clients != nil {
+		t.Error("a tunnel for node-to-node traffic has a clients' Secret")
 	}
 	goldenfile.Check(t, "wireguard.ledger-0.conf", data[WireGuardFile("ledger-0")])
 	if string(data[AddressesFile]) != "ledger-0 100.80.0.1\nledger-1 100.80.0.2\nledger-2 100.80.0.3\n" {
@@ -59,13 +63,13 @@ func TestOpenVPNConfigs(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("Ensure: %v, changed %v", err, changed)
 	}
-	data, err := SecretData(p, keys)
+	data, clients, err := SecretData(p, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	goldenfile.Check(t, "openvpn.ledger-0--ledger-1.conf", data[OpenVPNFile("ledger-0", "ledger-1")])
-	goldenfile.Check(t, "openvpn.client-0--ledger-1.conf", data[OpenVPNFile("client-0", "ledger-1")])
-	if _, ok := data[OpenVPNFile("client-0", "client-1")]; ok {
+	goldenfile.Check(t, "openvpn.client-0--ledger-1.conf", clients[OpenVPNFile("client-0", "ledger-1")])
+	if _, ok := clients[OpenVPNFile("client-0", "client-1")]; ok {
 		t.Error("clients tunnel to each other")
 	}
 	var tunnels int
@@ -93,7 +97,7 @@ func TestEnsureKeepsKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := SecretData(three, keys)
+			data, _, err := SecretData(three, keys)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,5 +162,48 @@ func TestPodSecurityProblem(t *testing.T) {
 		if msg := PodSecurityProblem("shop", labels); msg != "" {
 			t.Errorf("%v: %q", labels, msg)
 		}
+	}
+}
+
+// A client pod runs whatever workload it is given, so its Secret must not let it pose as a
+// node; nor do nodes hold the clients' keys. Each side still has all it needs to start.
+func TestEachSideHoldsOnlyItsOwnKeys(t *testing.T) {
+	for _, typ := range []v1alpha1.VPNType{v1alpha1.VPNWireGuard, v1alpha1.VPNOpenVPN} {
+		t.Run(string(typ), func(t *testing.T) {
+			p := plan(t, v1alpha1.VPNSettings{Type: typ, Scope: v1alpha1.VPNScopeAll}, 3)
+			keys, _, err := Ensure(p, Keys{}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes, clients, err := SecretData(p, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range p.Members {
+				own, other := nodes, clients
+				if m.Host == "" {
+					own, other = clients, nodes
+				}
+				if _, ok := own[KeyFile(m.Name)]; !ok {
+					t.Errorf("%s's key is not in its side's Secret", m.Name)
+				}
+				for name := range other {
+					if strings.HasPrefix(name, m.Name+".") || strings.HasPrefix(name, m.Name+"--") {
+						t.Errorf("the other side's Secret holds %s of %s", name, m.Name)
+					}
+				}
+			}
+			for _, data := range []map[string][]byte{nodes, clients} {
+				if len(data[AddressesFile]) == 0 || (typ == v1alpha1.VPNOpenVPN && len(data[CAFile]) == 0) {
+					t.Error("a side's Secret lacks the address table or the CA certificate")
+				}
+			}
+			// Read back from both, the keys are the same.
+			merged := maps.Clone(nodes)
+			maps.Copy(merged, clients)
+			if _, changed, err := Ensure(p, KeysFrom(p, merged, CASecretData(keys)), time.Now()); err != nil || changed {
+				t.Errorf("keys read back from both Secrets changed (%v, %v)", changed, err)
+			}
+		})
 	}
 }

@@ -11,25 +11,33 @@ import (
 	"secured.dev/operator/internal/test/samples"
 )
 
-// TunnelSecret makes keys for every member of the plan and writes the tunnel Secret the
-// operator would render, as the sidecar sees it mounted; it returns the directory.
-func TunnelSecret(t testing.TB, plan vpn.Plan) string {
+// TunnelSecrets are the directories where the nodes' and the clients' tunnel Secrets are
+// written as the sidecars see them mounted.
+type TunnelSecrets struct{ Nodes, Clients string }
+
+// TunnelSecret makes keys for every member of the plan and writes the tunnel Secrets the
+// operator would render, each in a directory of its own, so that a member started from its
+// side's directory proves that Secret holds all it needs.
+func TunnelSecret(t testing.TB, plan vpn.Plan) TunnelSecrets {
 	t.Helper()
 	keys, _, err := vpn.Ensure(plan, vpn.Keys{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := vpn.SecretData(plan, keys)
+	nodes, clients, err := vpn.SecretData(plan, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for name, b := range data {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
+	write := func(data map[string][]byte) string {
+		dir := t.TempDir()
+		for name, b := range data {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
+		return dir
 	}
-	return dir
+	return TunnelSecrets{Nodes: write(nodes), Clients: write(clients)}
 }
 
 // StartTunnel runs the VPN sidecar's script on the host as member, with the tunnel Secret in
