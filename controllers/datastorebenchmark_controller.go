@@ -140,7 +140,7 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 	msg := fmt.Sprintf("%s, plaintext", s.target.Hosts)
 	switch h, t := s.target.HBase, s.target.TLS; {
 	case h != nil:
-		msg = fmt.Sprintf("HBase through ZooKeeper %s with YCSB's JVM client", s.target.Hosts)
+		msg = fmt.Sprintf("HBase bootstrapped from %s with YCSB's JVM client", s.target.Hosts)
 		if h.Principal != "" {
 			msg += ", logged in as " + h.Principal + " (SASL " + h.Properties["hbase.rpc.protection"] + ")"
 		}

@@ -198,8 +198,9 @@ func cqlClientJob(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, 
 	return job
 }
 
-// hbaseIsClosedToStrangers: the datastore's namespace reaches ZooKeeper's client port but not
-// HDFS; a pod of another namespace reaches no port of any role.
+// hbaseIsClosedToStrangers: the datastore's namespace reaches the Master's and RegionServers'
+// RPC ports but neither ZooKeeper nor HDFS; a pod of another namespace reaches no port of any
+// role.
 func hbaseIsClosedToStrangers(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) {
 	t.Helper()
 	stranger := testNamespace(t, c, "stranger", "restricted")
@@ -207,7 +208,7 @@ func hbaseIsClosedToStrangers(t *testing.T, c client.Client, ds *v1alpha1.Secure
 		role  hbase.Role
 		ports map[int32]bool // from the datastore's namespace
 	}{
-		{hbase.ZooKeeper, map[int32]bool{hbase.ZooKeeperPort: true}},
+		{hbase.ZooKeeper, map[int32]bool{hbase.ZooKeeperPort: false}}, // clients bootstrap over RPC
 		{hbase.NameNode, map[int32]bool{hbase.NameNodePort: false, hbase.NameNodeHTTPPort: false}},
 		{hbase.DataNode, map[int32]bool{hbase.DataNodePort: false, hbase.DataNodeIPCPort: false}},
 		{hbase.Master, map[int32]bool{hbase.MasterPort: true}},

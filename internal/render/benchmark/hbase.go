@@ -20,7 +20,8 @@ import (
 // HBaseTarget is how the JVM driver (drivers/ycsb-hbase) reaches an HBase datastore: k6 cannot
 // speak Kerberos-secured HBase RPC, YCSB's own client with our binding can.
 type HBaseTarget struct {
-	// Properties go into the HBase client's configuration: ZooKeeper, Kerberos and SASL, TLS.
+	// Properties go into the HBase client's configuration: bootstrap servers, Kerberos and
+	// SASL, TLS.
 	Properties map[string]string
 	// ConfigMap holds the datastore's rendered files (krb5.conf among them).
 	ConfigMap string
@@ -42,9 +43,7 @@ func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alp
 	t := Target{Datastore: ds.Name, Profile: enc.Profile, HBase: &HBaseTarget{
 		Properties: hbase.ClientProperties(c, *enc.Effective), ConfigMap: hbase.NamesOf(ds).ConfigMap(),
 	}}
-	for _, h := range c.ZooKeeper {
-		t.Hosts = append(t.Hosts, fmt.Sprintf("%s:%d", h, hbase.ZooKeeperPort))
-	}
+	t.Hosts = c.Bootstrap
 	if enc.Effective.HBase != nil && enc.Effective.HBase.Authentication == v1alpha1.AuthenticationKerberos {
 		t.HBase.KeytabSecret, t.HBase.Principal = hbase.NamesOf(ds).ClientKeytabSecret(), hbase.ClientPrincipal(ds)
 	}

@@ -77,6 +77,9 @@ func (l Layout) Keytab() string { return l.KeytabDir + "/service.keytab" }
 type Topology struct {
 	// ZooKeeper: host names of the ensemble's servers, in server-id order.
 	ZooKeeper []string
+	// Bootstrap: host:port of the Master and RegionServers, where clients learn the cluster's
+	// layout over HBase RPC instead of from ZooKeeper.
+	Bootstrap []string
 	// NameNode: host name of the NameNode.
 	NameNode string
 	// Replication of HDFS blocks.
@@ -249,7 +252,7 @@ func hbaseSite(c Topology, s security) map[string]string {
 		"hbase.regionserver.info.port": "-1",
 		"hbase.rpc.server.impl":        "org.apache.hadoop.hbase.ipc.NettyRpcServer",
 	}
-	for k, v := range ClientProperties(c, s.hbaseEnc()) {
+	for k, v := range rpcClient(c, s.hbaseEnc()) {
 		p[k] = v
 	}
 	if s.kerberos {
@@ -286,15 +289,23 @@ func (s security) hbaseEnc() v1alpha1.EffectiveEncryption {
 }
 
 // ClientProperties are what an HBase client (the benchmark driver, an application) sets to
-// reach the cluster with the profile: ZooKeeper, Kerberos and SASL, TLS.
+// reach the cluster with the profile: the Master and RegionServers to bootstrap from, Kerberos
+// and SASL, TLS. Clients never talk to ZooKeeper: HBase's RPC connection registry asks the
+// servers, over the RPC channel the profile secures, where the active Master and meta are. So
+// ZooKeeper, which has no authentication of its own here, answers only the datastore's pods.
 func ClientProperties(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
+	p := rpcClient(c, enc)
+	p["hbase.client.registry.impl"] = "org.apache.hadoop.hbase.client.RpcConnectionRegistry"
+	p["hbase.client.bootstrap.servers"] = strings.Join(c.Bootstrap, ",")
+	return p
+}
+
+// rpcClient is how any client of HBase RPC, the servers among them, speaks it with the profile.
+func rpcClient(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
 	if c.Layout == (Layout{}) {
 		c.Layout = PodLayout
 	}
-	p := map[string]string{
-		"hbase.zookeeper.quorum":              strings.Join(c.ZooKeeper, ","),
-		"hbase.zookeeper.property.clientPort": fmt.Sprint(ZooKeeperPort),
-	}
+	p := map[string]string{}
 	if h := enc.HBase; h != nil && h.Authentication == v1alpha1.AuthenticationKerberos {
 		p["hadoop.security.authentication"] = "kerberos"
 		p["hbase.security.authentication"] = "kerberos"

@@ -83,6 +83,14 @@ func TopologyOf(ds *v1alpha1.SecuredDatastore, domain string) Topology {
 	for i := range int(Replicas(ds, ZooKeeper)) {
 		c.ZooKeeper = append(c.ZooKeeper, n.PodHost(ZooKeeper, i, domain))
 	}
+	for _, r := range []struct {
+		role Role
+		port int32
+	}{{Master, MasterPort}, {RegionServer, RegionServerPort}} {
+		for i := range int(Replicas(ds, r.role)) {
+			c.Bootstrap = append(c.Bootstrap, fmt.Sprintf("%s:%d", n.PodHost(r.role, i, domain), r.port))
+		}
+	}
 	c.Realm = Realm(ds)
 	c.KDC = fmt.Sprintf("%s.%s.svc.%s:88", n.StatefulSet(KDC), ds.Namespace, domain)
 	return c

@@ -10,12 +10,13 @@ import (
 	"secured.dev/operator/internal/render/podtemplate"
 )
 
-// clientPorts are what an HBase client reaches: ZooKeeper for the meta location, the Master and
-// the RegionServers over HBase RPC, and the KDC for tickets when Kerberos is on. Nothing else
-// is a client's business: ZooKeeper's quorum ports, HDFS (NameNode RPC, DataNode transfer and
+// clientPorts are what an HBase client reaches: the Master and the RegionServers over HBase
+// RPC (which also tells clients where meta is: ClientProperties), and the KDC for tickets when
+// Kerberos is on. Nothing else is a client's business: ZooKeeper (no authentication of its own,
+// and whoever writes it rewrites HBase's metadata), HDFS (NameNode RPC, DataNode transfer and
 // IPC) and every web UI answer only the datastore's own pods and the operator's wire prober.
 func clientPorts(kerberized bool) []int32 {
-	ports := []int32{ZooKeeperPort, MasterPort, RegionServerPort}
+	ports := []int32{MasterPort, RegionServerPort}
 	if kerberized {
 		ports = append(ports, kdcPort)
 	}

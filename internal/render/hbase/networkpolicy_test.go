@@ -7,9 +7,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
-// Clients (by default, pods of the datastore's namespace) reach ZooKeeper, the Master, the
-// RegionServers and (with Kerberos) the KDC; HDFS, ZooKeeper's quorum and the web UIs answer
-// only the datastore's pods and the prober.
+// Clients (by default, pods of the datastore's namespace) reach the Master, the RegionServers
+// and (with Kerberos) the KDC; ZooKeeper, HDFS and the web UIs answer only the datastore's pods
+// and the prober.
 func TestNetworkPolicyClosesEverythingButTheClientPorts(t *testing.T) {
 	ds, enc := sampleDatastore(t)
 	c := clusterOf(ds, enc)
@@ -40,12 +40,12 @@ func TestNetworkPolicyClosesEverythingButTheClientPorts(t *testing.T) {
 			t.Errorf("the internal rule does not admit the operator's prober: %+v", rule.From)
 		}
 	}
-	for _, p := range []int32{ZooKeeperPort, MasterPort, RegionServerPort, kdcPort} {
+	for _, p := range []int32{MasterPort, RegionServerPort, kdcPort} {
 		if !open[p] {
 			t.Errorf("client port %d is not open to clients", p)
 		}
 	}
-	for _, p := range []int32{ZooKeeperPeerPort, ZooKeeperElectionPort, NameNodePort, NameNodeHTTPPort, NameNodeHTTPSPort,
+	for _, p := range []int32{ZooKeeperPort, ZooKeeperPeerPort, ZooKeeperElectionPort, NameNodePort, NameNodeHTTPPort, NameNodeHTTPSPort,
 		DataNodePort, DataNodeIPCPort, DataNodeHTTPPort, DataNodeHTTPSPort} {
 		if open[p] || !peersOnly[p] {
 			t.Errorf("port %d: open to every pod %v, to the datastore's pods %v; want only the latter", p, open[p], peersOnly[p])

@@ -18,6 +18,7 @@ import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.hadoop.hbase.security.provider.SaslClientAuthenticationProviders;
 import org.apache.hadoop.security.UserGroupInformation;
 
 public class HBaseSmoke {
@@ -27,6 +28,11 @@ public class HBaseSmoke {
             UserGroupInformation.setConfiguration(conf);
             UserGroupInformation.loginUserFromKeytab(args[2], args[3]);
         }
+        // HBase 2.6's RPC connection registry first asks for the cluster id with authentication
+        // off, and the client builds its table of SASL providers once per JVM, from the first
+        // configuration it sees: built from that one, every later connection offers SIMPLE to
+        // a Kerberos cluster. Building it from ours first keeps Kerberos.
+        SaslClientAuthenticationProviders.getInstance(conf);
         byte[] family = Bytes.toBytes("f"), qualifier = Bytes.toBytes("q"), value = Bytes.toBytes(args[1]);
         TableName name = TableName.valueOf(args[0]);
         try (Connection c = ConnectionFactory.createConnection(conf); Admin admin = c.getAdmin()) {

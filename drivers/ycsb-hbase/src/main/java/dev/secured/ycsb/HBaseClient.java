@@ -23,6 +23,7 @@ import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.security.provider.SaslClientAuthenticationProviders;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.apache.hadoop.security.UserGroupInformation;
 
@@ -85,6 +86,11 @@ public class HBaseClient extends DB {
         UserGroupInformation.setConfiguration(conf);
         UserGroupInformation.loginUserFromKeytab(principal, keytab);
       }
+      // HBase 2.6's RPC connection registry first asks for the cluster id with authentication
+      // off, and the client builds its table of SASL providers once per JVM, from the first
+      // configuration it sees: built from that one, every later connection offers SIMPLE to a
+      // Kerberos cluster. Building it from ours first keeps Kerberos.
+      SaslClientAuthenticationProviders.getInstance(conf);
       security = describe(conf);
       String url = p.getProperty("prometheus.remotewrite.url");
       if (url != null && !url.isEmpty()) {
@@ -92,7 +98,7 @@ public class HBaseClient extends DB {
       }
       return ConnectionFactory.createConnection(conf);
     } catch (IOException e) {
-      throw new DBException("connecting to HBase (" + conf.get("hbase.zookeeper.quorum") + "): " + e, e);
+      throw new DBException("connecting to HBase (" + conf.get("hbase.client.bootstrap.servers") + "): " + e, e);
     }
   }
 
