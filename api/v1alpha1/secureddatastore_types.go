@@ -277,9 +277,10 @@ type SecuredDatastoreSpec struct {
 	// +optional
 	Verification *VerificationSpec `json:"verification,omitempty"`
 
-	// access: who may open a connection to the client ports (Cassandra's CQL; HBase's
-	// ZooKeeper client, Master and RegionServer RPC and KDC ports). Every other port answers
-	// only the datastore's own pods and the operator's wire prober.
+	// access: who may open a connection to the client ports (Cassandra's CQL; HBase's Master
+	// and RegionServer RPC and KDC ports: HBase clients bootstrap over RPC, never through
+	// ZooKeeper). Every other port answers only the datastore's own pods and the operator's
+	// wire prober.
 	// +optional
 	Access *AccessSpec `json:"access,omitempty"`
 }

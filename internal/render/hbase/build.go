@@ -92,7 +92,7 @@ func Build(s Cluster) (Objects, error) {
 // filesRead by each role: a change restarts only the roles that read the file, so a change of
 // HBase's RPC TLS leaves ZooKeeper and HDFS running.
 var filesRead = map[Role][]string{
-	ZooKeeper:    {"zoo.cfg", "log4j.properties"},
+	ZooKeeper:    {"zoo.cfg", zooKeeperJAAS, "krb5.conf", "log4j.properties"},
 	NameNode:     {"core-site.xml", "hdfs-site.xml", "ssl-server.xml", "krb5.conf", "log4j.properties"},
 	DataNode:     {"core-site.xml", "hdfs-site.xml", "ssl-server.xml", "krb5.conf", "log4j.properties"},
 	Master:       {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},

@@ -46,12 +46,13 @@ const (
 
 // Kerberos service names of the principals (service/host@REALM), and the local users they map to.
 const (
-	NameNodeService = "nn"
-	DataNodeService = "dn"
-	HBaseService    = "hbase"
-	HTTPService     = "HTTP" // SPNEGO, for HDFS's web servers
-	hdfsUser        = "hdfs"
-	hbaseUser       = "hbase"
+	ZooKeeperService = "zookeeper" // what ZooKeeper's clients expect by default
+	NameNodeService  = "nn"
+	DataNodeService  = "dn"
+	HBaseService     = "hbase"
+	HTTPService      = "HTTP" // SPNEGO, for HDFS's web servers
+	hdfsUser         = "hdfs"
+	hbaseUser        = "hbase"
 )
 
 // Layout is where a process finds its files.
@@ -102,12 +103,13 @@ func Files(c Topology, enc v1alpha1.EffectiveEncryption) (map[string]string, err
 		"core-site.xml":    SiteXML(coreSite(c, s)),
 		"hdfs-site.xml":    SiteXML(hdfsSite(c, s)),
 		"hbase-site.xml":   SiteXML(hbaseSite(c, s)),
-		"zoo.cfg":          zooCfg(c),
+		"zoo.cfg":          zooCfg(c, s),
 		"log4j.properties": log4j,
 	}
 	if s.kerberos {
 		files["krb5.conf"] = kerberos.Krb5Conf(c.Realm, c.KDC)
 		files["ssl-server.xml"] = SiteXML(sslServer(c))
+		files[zooKeeperJAAS] = zooKeeperServerJAAS(c)
 	}
 	return files, nil
 }
@@ -258,6 +260,11 @@ func hbaseSite(c Topology, s security) map[string]string {
 	if s.kerberos {
 		p["hbase.master.keytab.file"] = c.Layout.Keytab()
 		p["hbase.regionserver.keytab.file"] = c.Layout.Keytab()
+		// The Master and RegionServers log in to ZooKeeper as themselves (HBase substitutes
+		// _HOST with hbase.master.hostname or hbase.unsafe.regionserver.hostname), which
+		// makes HBase guard its znodes with ACLs for that identity.
+		p["hbase.zookeeper.client.keytab.file"] = c.Layout.Keytab()
+		p["hbase.zookeeper.client.kerberos.principal"] = kerberos.Service(HBaseService, "_HOST", c.Realm)
 	}
 	if s.tls {
 		l := c.Layout
@@ -357,7 +364,29 @@ func sslServer(c Topology) map[string]string {
 	}
 }
 
-func zooCfg(c Topology) string {
+// zooKeeperJAAS is ZooKeeper's login configuration, with Kerberos.
+const zooKeeperJAAS = "zookeeper-jaas.conf"
+
+// HostProperty is the Java system property that carries a process's host name into files a
+// JVM expands properties in (JAAS configurations), since the files are shared by every pod.
+const HostProperty = "secured.host"
+
+// zooKeeperServerJAAS logs ZooKeeper in as zookeeper/<its host>, the principal its clients
+// ask tickets for (they name the server by the host in their connect string; JVM asks them
+// not to canonicalise it).
+func zooKeeperServerJAAS(c Topology) string {
+	return fmt.Sprintf(`Server {
+  com.sun.security.auth.module.Krb5LoginModule required
+  useKeyTab=true
+  keyTab="%s"
+  storeKey=true
+  useTicketCache=false
+  principal="%s";
+};
+`, c.Layout.Keytab(), kerberos.Service(ZooKeeperService, "${"+HostProperty+"}", c.Realm))
+}
+
+func zooCfg(c Topology, s security) string {
 	lines := []string{
 		"tickTime=2000", "initLimit=10", "syncLimit=5",
 		"dataDir=" + c.Layout.DataDir + "/zookeeper",
@@ -365,6 +394,15 @@ func zooCfg(c Topology) string {
 		// The admin server is one more unauthenticated HTTP port.
 		"admin.enableServer=false",
 		"4lw.commands.whitelist=ruok,srvr",
+	}
+	if s.kerberos {
+		// Every session must authenticate with Kerberos, or it is closed: ZooKeeper holds
+		// HBase's metadata, and its clients are the Master and RegionServers only.
+		lines = append(lines,
+			"authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+			"enforce.auth.enabled=true", "enforce.auth.schemes=sasl",
+			// hbase/<host>@REALM is the user hbase, whichever host it runs on.
+			"kerberos.removeHostFromPrincipal=true", "kerberos.removeRealmFromPrincipal=true")
 	}
 	if len(c.ZooKeeper) > 1 {
 		lines = append(lines, "quorumListenOnAllIPs=true")

@@ -99,7 +99,8 @@ func TopologyOf(ds *v1alpha1.SecuredDatastore, domain string) Topology {
 // Principals of each role's pods, as the operator creates them: service/pod-host@REALM.
 func Principals(ds *v1alpha1.SecuredDatastore, domain string) map[Role][]string {
 	n, realm := NamesOf(ds), Realm(ds)
-	services := map[Role][]string{NameNode: {NameNodeService, HTTPService}, DataNode: {DataNodeService, HTTPService}, Master: {HBaseService}, RegionServer: {HBaseService}}
+	services := map[Role][]string{ZooKeeper: {ZooKeeperService}, NameNode: {NameNodeService, HTTPService}, DataNode: {DataNodeService, HTTPService},
+		Master: {HBaseService}, RegionServer: {HBaseService}}
 	out := map[Role][]string{}
 	for _, r := range Roles {
 		for i := range int(Replicas(ds, r)) {

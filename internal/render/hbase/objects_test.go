@@ -99,8 +99,8 @@ func TestPrincipalsNamePods(t *testing.T) {
 	if got := p[NameNode]; len(got) != 2 || !strings.HasPrefix(got[1], "HTTP/events-nn-0.") {
 		t.Errorf("NameNode principals %v: want nn and HTTP (SPNEGO for HTTPS)", got)
 	}
-	if _, ok := p[ZooKeeper]; ok {
-		t.Error("ZooKeeper has principals, but it runs without SASL")
+	if got := p[ZooKeeper]; len(got) != 1 || got[0] != "zookeeper/events-zk-0.events-zk.db.svc.cluster.local@EVENTS.DB" {
+		t.Errorf("ZooKeeper principals %v: want zookeeper/<pod host>, the name its clients ask for", got)
 	}
 }
 

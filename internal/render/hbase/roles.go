@@ -53,12 +53,18 @@ type Install struct{ Conf, Resources, Lib string }
 // PodInstall is the image's layout.
 var PodInstall = Install{Conf: confDir, Resources: resourcesDir, Lib: libDir}
 
-// JVM is the java command line of a role: heap, Kerberos configuration, module openings,
-// classpath (configuration first), main class and arguments.
-func JVM(in Install, heapMiB int, kerberized bool, r Role) []string {
+// JVM is the java command line of a role on host: heap, Kerberos configuration, module
+// openings, classpath (configuration first), main class and arguments.
+func JVM(in Install, heapMiB int, kerberized bool, r Role, host string) []string {
 	args := []string{"java", fmt.Sprintf("-Xmx%dm", heapMiB), "-Djava.net.preferIPv4Stack=true"}
 	if kerberized {
-		args = append(args, "-Djava.security.krb5.conf="+in.Conf+"/krb5.conf")
+		args = append(args, "-Djava.security.krb5.conf="+in.Conf+"/krb5.conf",
+			// ZooKeeper's clients ask for zookeeper/<host as in the quorum list>, not for a
+			// name a reverse lookup of its address returns.
+			"-Dzookeeper.sasl.client.canonicalize.hostname=false")
+		if r == ZooKeeper {
+			args = append(args, "-Djava.security.auth.login.config="+in.Conf+"/"+zooKeeperJAAS, "-D"+HostProperty+"="+host)
+		}
 	}
 	args = append(args, JDK17Options...)
 	args = append(args, "-cp", in.Conf+":"+in.Resources+":"+in.Lib+"/*", mains[r])
@@ -97,7 +103,8 @@ func command(r Role, kerberized bool) []string {
 		// The image holds Kdc.class, compiled from images/kdc/Kdc.java: a JRE cannot compile.
 		return []string{"java", "-Xmx128m", "-cp", kdcDir + "/lib/*:" + kdcDir, "Kdc", "$(REALM)", "0.0.0.0", fmt.Sprint(kdcPort), "/etc/kdc/principals"}
 	}
-	java := strings.Join(JVM(PodInstall, heapMiB[r], kerberized, r), " ")
+	// The kubelet expands $(HostEnv) from the container's environment.
+	java := strings.Join(JVM(PodInstall, heapMiB[r], kerberized, r, "$("+HostEnv+")"), " ")
 	switch r {
 	case ZooKeeper:
 		return []string{"sh", "-c", `mkdir -p /data/zookeeper && echo $(( ${POD_NAME##*-} + 1 )) > /data/zookeeper/myid && exec ` + java}

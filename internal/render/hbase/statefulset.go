@@ -109,7 +109,10 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool) (corev1.Con
 		mounts, volumes = mounts[1:], volumes[1:]
 		secretVolume("principals", n.PrincipalsSecret(), "/etc/kdc")
 	case r == ZooKeeper:
-		// ZooKeeper runs without SASL and TLS: it needs neither keys nor certificates.
+		// ZooKeeper authenticates its clients with Kerberos when HBase does; it has no TLS.
+		if kerberized {
+			secretVolume("keytab", n.KeytabSecret(r), PodLayout.KeytabDir)
+		}
 	default:
 		if kerberized {
 			secretVolume("keytab", n.KeytabSecret(r), PodLayout.KeytabDir)

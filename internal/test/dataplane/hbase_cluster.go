@@ -90,7 +90,7 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 		c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), service...)
 	}
 	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
-	format := exec.Command("java", c.jvm(256, hbase.NameNode, "-format", "-nonInteractive")...)
+	format := exec.Command("java", c.jvm(256, hbase.NameNode, h.NameNode, "-format", "-nonInteractive")...)
 	format.Env = c.env(h.NameNode)
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("formatting HDFS: %v\n%s", err, tail(string(out), 30))
@@ -153,11 +153,12 @@ func (c *HBaseCluster) RotateKeys(t *testing.T) {
 }
 
 // principals are the service principals of the cluster's processes, as the operator creates
-// them for the pods: nn and HTTP on the NameNode, dn and HTTP on the DataNode, hbase on the
-// Master and the RegionServer.
+// them for the pods: zookeeper on ZooKeeper, nn and HTTP on the NameNode, dn and HTTP on the
+// DataNode, hbase on the Master and the RegionServer.
 func (c *HBaseCluster) principals() []string {
 	h := c.Hosts
 	return []string{
+		kerberos.Service(hbase.ZooKeeperService, h.ZooKeeper, hbaseRealm),
 		kerberos.Service(hbase.NameNodeService, h.NameNode, hbaseRealm), kerberos.Service(hbase.HTTPService, h.NameNode, hbaseRealm),
 		kerberos.Service(hbase.DataNodeService, h.DataNode, hbaseRealm), kerberos.Service(hbase.HTTPService, h.DataNode, hbaseRealm),
 		kerberos.Service(hbase.HBaseService, h.Master, hbaseRealm), kerberos.Service(hbase.HBaseService, h.RegionServer, hbaseRealm),
@@ -168,15 +169,15 @@ func (c *HBaseCluster) env(host string) []string {
 	return append(os.Environ(), hbase.HostEnv+"="+host, hbase.BindEnv+"="+host, hbase.KeystorePasswordEnv+"="+testpki.KeystorePassword)
 }
 
-func (c *HBaseCluster) jvm(heap int, role hbase.Role, args ...string) []string {
+func (c *HBaseCluster) jvm(heap int, role hbase.Role, host string, args ...string) []string {
 	in := hbase.Install{Conf: filepath.Join(c.dir, "conf"), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
-	return append(hbase.JVM(in, heap, c.KDC != nil, role)[1:], args...)
+	return append(hbase.JVM(in, heap, c.KDC != nil, role, host)[1:], args...)
 }
 
 // start launches one process of the cluster on host.
 func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap int) *process {
 	t.Helper()
-	cmd := exec.Command("java", c.jvm(heap, role)...)
+	cmd := exec.Command("java", c.jvm(heap, role, host)...)
 	cmd.Env = c.env(host)
 	p := launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
 	c.procs[role] = p

@@ -80,6 +80,15 @@ func TestHBaseProfile(t *testing.T) {
 					}
 				})
 			})
+			// ZooKeeper holds HBase's metadata: with Kerberos, a session that has not
+			// authenticated may not even list it.
+			code, err := ZooKeeperReadCode(fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort))
+			wantCode := map[bool]int32{false: 0, true: -124}[enc.HBase.Authentication == v1alpha1.AuthenticationKerberos]
+			if err != nil || code != wantCode {
+				t.Errorf("an unauthenticated ZooKeeper session listing /: code %d (%v), want %d", code, err, wantCode)
+			} else {
+				t.Logf("an unauthenticated ZooKeeper session listing /: code %d", code)
+			}
 			wantRPC, wantBlocks := visibleMarker(enc)
 			if got := bytes.Contains(rpc, []byte(marker)); got != wantRPC {
 				t.Errorf("marker readable on HBase RPC: %v, want %v (%d bytes captured)", got, wantRPC, len(rpc))
