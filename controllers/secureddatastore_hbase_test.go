@@ -78,8 +78,11 @@ func TestHBaseWithKerberosGetsIdentitiesAndRoles(t *testing.T) {
 	principals := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.PrincipalsSecret()}, principals)).To(Succeed())
 	file := string(principals.Data[hbase.PrincipalsKey])
-	// nn+HTTP, 2 DataNodes × (dn+HTTP), the Master, 2 RegionServers, the client
-	g.Expect(strings.Count(file, "\n")).To(Equal(2 + 2*2 + 1 + 2 + 1))
+	// ZooKeeper, nn+HTTP, 2 DataNodes × (dn+HTTP), the Master, 2 RegionServers, the client
+	g.Expect(strings.Count(file, "\n")).To(Equal(1 + 2 + 2*2 + 1 + 2 + 1))
+	zkKeytab := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.KeytabSecret(hbase.ZooKeeper)}, zkKeytab)).To(Succeed())
+	ownedBy(g, ds, zkKeytab)
 	rsKeytab := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.KeytabSecret(hbase.RegionServer)}, rsKeytab)).To(Succeed())
 	kt := keytab.New()

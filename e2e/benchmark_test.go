@@ -30,9 +30,10 @@ func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatas
 		ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-a", Namespace: ds.Namespace},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target: v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: ds.Name}},
-			// 30 s: the kubelet refreshes its CPU counters every 10-15 s, and the server CPU of a
-			// run needs samples over three tenths of its window.
-			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](5000), Duration: &metav1.Duration{Duration: 30 * time.Second}},
+			// 45 s: the kubelet refreshes its CPU counters every 10-15 s, and the server CPU of a
+			// run needs two samples of every container over three tenths of its window. At 30 s
+			// one of HBase's six containers had a single sample in both runs (seen on Kind).
+			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](5000), Duration: &metav1.Duration{Duration: 45 * time.Second}},
 			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](16)},
 			Repetitions: ptr.To[int32](2),
 			WarmUp:      &metav1.Duration{Duration: 5 * time.Second},
