@@ -1,7 +1,8 @@
 // YCSB core workloads A-F against Cassandra, with the k6/x/ycsb extension.
 //
 // One script for every preset and both phases; environment variables choose:
-//   YCSB_PHASE            load (insert the records) or run (the measured workload); run
+//   YCSB_PHASE            load (insert the records), run (the measured workload) or verify
+//                         (check YCSB_HISTORY_FILE against the datastore, nothing else); run
 //   YCSB_WORKLOAD         A-F; A
 //   YCSB_RECORD_COUNT     records; 1000          YCSB_FIELD_COUNT / YCSB_FIELD_LENGTH  10 / 100
 //   YCSB_REQUEST_DISTRIBUTION  uniform, zipfian, latest or hotspot; the preset's
@@ -20,6 +21,12 @@
 //                         steady, at least MIN and at most MAX (closed loop, fixed duration)
 //   YCSB_DURATION         measured run; 60s      YCSB_OPERATION_COUNT  stop after N instead
 //   YCSB_PROFILE          label for the metrics, e.g. the encryption profile's name
+//   YCSB_HISTORY_FILE     record every write in this file (appended; values are sealed, so
+//                         YCSB_FIELD_LENGTH is at least 32); unset records nothing
+//   YCSB_VERIFY_WRITES    true: after the phase, read back every key-field whose latest write
+//                         was acknowledged and report lost, stale and corrupted ones (the
+//                         summary's "writes"); needs YCSB_HISTORY_FILE
+//   YCSB_VERIFY_CONSISTENCY  consistency of those reads; ALL
 //   YCSB_SUMMARY_FILE     also write the JSON summary here (the operator uses /dev/termination-log)
 //   CQL_HOSTS             host[:port],...; 127.0.0.1     CQL_KEYSPACE  ycsb
 //   CQL_CONSISTENCY       ONE                             CQL_REPLICATION_FACTOR  1 (load)
@@ -56,7 +63,11 @@ const proportions = (spec) => {
 };
 
 const phase = env.YCSB_PHASE || 'run';
-if (phase !== 'load' && phase !== 'run') throw new Error(`YCSB_PHASE=${phase}: use load or run`);
+if (phase !== 'load' && phase !== 'run' && phase !== 'verify') throw new Error(`YCSB_PHASE=${phase}: use load, run or verify`);
+const history = env.YCSB_HISTORY_FILE || '';
+const verifyWrites = phase === 'verify' || env.YCSB_VERIFY_WRITES === 'true';
+if (verifyWrites && !history) throw new Error('YCSB_VERIFY_WRITES: checking writes needs the history they were recorded in; set YCSB_HISTORY_FILE');
+const verifyConsistency = env.YCSB_VERIFY_CONSISTENCY || 'ALL';
 const vus = num('YCSB_VUS', 32);
 const rate = num('YCSB_RATE', 0);
 const recordCount = num('YCSB_RECORD_COUNT', 1000);
@@ -87,6 +98,8 @@ const wl = workload({
   proportions: proportions(env.YCSB_PROPORTIONS),
   insertStart,
   insertCount,
+  // The verify phase reads the history; it writes nothing.
+  history: phase === 'verify' ? '' : history,
 });
 
 const db = cql({
@@ -120,6 +133,9 @@ function runScenario(length, startTime, measured) {
 }
 
 function scenarios() {
+  if (phase === 'verify') {
+    return { verify: { executor: 'shared-iterations', exec: 'verify', vus: 1, iterations: 1, maxDuration: '24h' } };
+  }
   if (phase === 'load') {
     return { load: { executor: 'shared-iterations', exec: 'load', vus: Math.min(vus, Math.max(insertCount, 1)), iterations: Math.max(insertCount, 1), maxDuration: '24h' } };
   }
@@ -144,6 +160,8 @@ export const options = {
   // A threshold that always holds makes k6 keep the run scenario's dropped iterations apart.
   thresholds: { 'dropped_iterations{scenario:run}': ['count>=0'] },
   summaryTrendStats: ['med', 'p(95)', 'p(99)', 'max'],
+  // Reading back every key written takes longer than k6's default minute on a large history.
+  teardownTimeout: '30m',
 };
 
 // Connects once before any virtual user: a refused TLS pin or a missing table stops the test
@@ -171,6 +189,15 @@ export function paced() {
 
 export function steady() {
   wl.runUntilSteady(db, { minWarmUp: env.YCSB_WARMUP_MIN || '0s', maxWarmUp: warmupMax, duration });
+}
+
+export function verify() {
+  wl.verifyWrites(db, { history, consistency: verifyConsistency });
+}
+
+// After the run, stopped or not: what the datastore acknowledged must be there.
+export function teardown() {
+  if (phase !== 'verify' && verifyWrites) wl.verifyWrites(db, { consistency: verifyConsistency });
 }
 
 export function handleSummary(data) {

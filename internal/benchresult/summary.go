@@ -43,6 +43,8 @@ type Summary struct {
 	SeriesStepSeconds int     `json:"seriesStepSeconds,omitempty"`
 	// WarmUp: how long the warm-up before the window ran, when it ran until steady.
 	WarmUp *WarmUp `json:"warmUp,omitempty"`
+	// Writes: what the history checker found, when the client recorded its writes.
+	Writes *Writes `json:"writes,omitempty"`
 }
 
 // WarmUp is a warm-up that ran until the throughput was steady: how long it took, and whether
@@ -84,6 +86,11 @@ func (s Summary) Marshal() ([]byte, error) {
 	if len(s.FirstError) > 512 {
 		s.FirstError = s.FirstError[:512] + "…"
 	}
+	if s.Writes != nil && len(s.Writes.FirstProblem) > 256 {
+		w := *s.Writes
+		w.FirstProblem = w.FirstProblem[:256] + "…"
+		s.Writes = &w
+	}
 	b, err := json.Marshal(s)
 	if err == nil && len(b) > MaxBytes {
 		err = fmt.Errorf("summary is %d bytes; a termination message holds %d", len(b), MaxBytes)
@@ -102,3 +109,31 @@ func Parse(b []byte) (Summary, error) {
 	}
 	return s, nil
 }
+
+// Writes is the history checker's verdict on a phase's writes: after the phase, every
+// key-field whose latest recorded write the datastore acknowledged is read back, and the read
+// either finds that write (or a later one the client attempted and lost sight of) or not.
+type Writes struct {
+	// Acknowledged writes the client recorded; an inserted record counts once per field.
+	Acknowledged int64 `json:"acknowledged"`
+	// Checked key-fields: those with at least one acknowledged write.
+	Checked int64 `json:"checked"`
+	// Verified key-fields hold the latest acknowledged value, or the value of a later write
+	// whose acknowledgement the client never received (it may have landed).
+	Verified int64 `json:"verified"`
+	// Lost key-fields hold nothing, or a value this history never wrote (one from before it).
+	Lost int64 `json:"lost"`
+	// Stale key-fields hold an older value from the history than the latest acknowledged one.
+	Stale int64 `json:"stale"`
+	// Corrupted key-fields hold a value whose seal does not match its key, field and content.
+	Corrupted int64 `json:"corrupted"`
+	// Unreadable key-fields could not be read at the checker's consistency.
+	Unreadable int64 `json:"unreadable"`
+	// Consistency the reads used.
+	Consistency string `json:"consistency"`
+	// FirstProblem names the first key-field that was not verified, and why; never a value.
+	FirstProblem string `json:"firstProblem,omitempty"`
+}
+
+// Intact: something was checked, and everything checked was verified.
+func (w Writes) Intact() bool { return w.Checked > 0 && w.Verified == w.Checked }

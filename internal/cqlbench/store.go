@@ -93,8 +93,8 @@ type Store struct {
 	fields  int
 	retries int
 
-	read, scan, insert string
-	update             []string
+	read, scan, insert, record string
+	update                     []string
 }
 
 // Open connects. A TLS session the server negotiates with another protocol or suite than the
@@ -168,6 +168,7 @@ func (s *Store) prepareStatements() {
 		cols, marks = append(cols, ycsb.FieldName(i)), append(marks, "?")
 	}
 	s.read = "SELECT * FROM " + table + " WHERE y_id = ? LIMIT 1"
+	s.record = "SELECT " + strings.Join(cols[1:], ", ") + " FROM " + table + " WHERE y_id = ?"
 	s.scan = "SELECT * FROM " + table + " WHERE token(y_id) >= token(?) LIMIT ?"
 	s.insert = "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
 	s.update = make([]string, s.fields)
@@ -256,19 +257,20 @@ func (r *received) UnmarshalCQL(_ gocql.TypeInfo, data []byte) error {
 	return nil
 }
 
-// Insert writes a whole record.
-func (c *Client) Insert(ctx context.Context, key string, values [][]byte) error {
+// Insert writes a whole record. A stamp (microseconds) fixes the write's timestamp for every
+// attempt, so a history of writes knows the order the datastore keeps; 0 stamps it at sending.
+func (c *Client) Insert(ctx context.Context, key string, values [][]byte, stamp int64) error {
 	c.args[0] = key
 	for i, v := range values {
 		c.args[i+1] = v
 	}
-	return c.exec(ctx, c.query(&c.insert, c.s.insert, len(c.args)))
+	return c.exec(ctx, c.query(&c.insert, c.s.insert, len(c.args)).WithTimestamp(stamp))
 }
 
-// Update writes one field.
-func (c *Client) Update(ctx context.Context, key string, field int, value []byte) error {
+// Update writes one field, stamped as Insert is.
+func (c *Client) Update(ctx context.Context, key string, field int, value []byte, stamp int64) error {
 	c.args[0], c.args[1] = value, key
-	return c.exec(ctx, c.query(&c.update[field], c.s.update[field], 2))
+	return c.exec(ctx, c.query(&c.update[field], c.s.update[field], 2).WithTimestamp(stamp))
 }
 
 // query is the client's query of stmt, bound to the first n of its arguments.
@@ -291,6 +293,21 @@ func (c *Client) Read(ctx context.Context, key string) error {
 		err = ErrNotFound
 	}
 	return err
+}
+
+// Record reads every field of a record at a consistency of its own (the history checker reads
+// at the strongest): nil when no record has the key, a nil field when it holds nothing.
+func (s *Store) Record(ctx context.Context, key string, consistency gocql.Consistency) ([][]byte, error) {
+	fields := make([][]byte, s.fields)
+	dest := make([]any, s.fields)
+	for i := range fields {
+		dest[i] = &fields[i]
+	}
+	err := s.session.Query(s.record, key).Consistency(consistency).ScanContext(ctx, dest...)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil, nil
+	}
+	return fields, err
 }
 
 // Scan reads up to n records from key on, in token order, as YCSB's CQL binding does.

@@ -76,6 +76,7 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 	}
 
 	remoteWrite(t, with)
+	checkWrites(t, node, with)
 
 	// A warm-up until steady: the extension ends it when the last 10 s are flat (or at the
 	// maximum), then measures the duration; the summary says how long the warm-up took.

@@ -13,7 +13,9 @@ import (
 	"go.k6.io/k6/js/common"
 	"go.k6.io/k6/metrics"
 
+	"secured.dev/operator/internal/benchresult"
 	"secured.dev/operator/internal/cqlbench"
+	"secured.dev/operator/internal/writecheck"
 	"secured.dev/operator/internal/ycsb"
 )
 
@@ -29,6 +31,9 @@ type workloadOptions struct {
 	InsertStart         int64              `js:"insertStart"`
 	InsertCount         int64              `js:"insertCount"`
 	OrderedInserts      bool               `js:"orderedInserts"`
+	// History is a file every write is recorded in (appended), for workload.verifyWrites; its
+	// values are sealed (writecheck), so fieldLength must leave room for the seal.
+	History string `js:"history"`
 }
 
 // build turns the options into YCSB's workload, naming the option at fault.
@@ -87,6 +92,9 @@ type sharedWorkload struct {
 	phaseOrder []string
 	gate       *gate  // set by the first RunUntilSteady
 	pacer      *pacer // set by the first RunAtRate
+	history    *writecheck.History
+	historyAt  string
+	writes     *benchresult.Writes // set by VerifyWrites
 }
 
 func (s *sharedWorkload) phase(name string) *phase {
@@ -110,6 +118,7 @@ type Workload struct {
 	chooser *ycsb.Chooser
 	rand    *rand.Rand
 	values  [][]byte
+	tags    []uint64 // the seals of values, when writes are recorded
 
 	// per-phase and per-tag caches, renewed when k6 changes the VU's tags (a new scenario) or
 	// the gate moves the VU from warm-up to the measured window
@@ -134,6 +143,11 @@ func (m *module) workload(opts sobek.Value) *Workload {
 	if err != nil {
 		common.Throw(rt, err)
 	}
+	if o.History != "" {
+		if err := writecheck.CheckLength(w.FieldLength); err != nil {
+			common.Throw(rt, fmt.Errorf("ycsb.workload history: %w", err))
+		}
+	}
 	if o.InsertCount <= 0 {
 		o.InsertCount = w.RecordCount - o.InsertStart
 	}
@@ -141,6 +155,13 @@ func (m *module) workload(opts sobek.Value) *Workload {
 	shared, err := workloads.get(string(key), func() (*sharedWorkload, error) {
 		s := &sharedWorkload{w: w, inserts: ycsb.NewInsertSequence(w.RecordCount), loadEnd: o.InsertStart + o.InsertCount, phases: map[string]*phase{}}
 		s.loadNext.Store(o.InsertStart)
+		if o.History != "" {
+			h, err := writecheck.Create(o.History)
+			if err != nil {
+				return nil, fmt.Errorf("ycsb.workload history: %w", err)
+			}
+			s.history, s.historyAt = h, o.History
+		}
 		return s, nil
 	})
 	if err != nil {
@@ -151,7 +172,7 @@ func (m *module) workload(opts sobek.Value) *Workload {
 		common.Throw(rt, fmt.Errorf("ycsb.workload: %w", err))
 	}
 	wl := &Workload{m: m, shared: shared, chooser: chooser, opTags: map[*DB]*[5]*metrics.TagSet{},
-		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), values: make([][]byte, w.FieldCount)}
+		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), values: make([][]byte, w.FieldCount), tags: make([]uint64, w.FieldCount)}
 	for i := range wl.values {
 		wl.values[i] = make([]byte, w.FieldLength)
 	}
@@ -165,10 +186,10 @@ func (wl *Workload) Load(db *DB) bool {
 		return false
 	}
 	c := db.client(wl)
-	wl.fill()
-	wl.measure(db, ycsb.Insert, func(ctx context.Context) error {
-		return c.Insert(ctx, wl.shared.w.KeyName(n), wl.values)
-	})
+	key, stamp := wl.shared.w.KeyName(n), wl.stamp()
+	wl.fill(key)
+	err := wl.measure(db, ycsb.Insert, func(ctx context.Context) error { return c.Insert(ctx, key, wl.values, stamp) })
+	wl.recorded(n, -1, stamp, err)
 	return true
 }
 
@@ -314,44 +335,93 @@ func (wl *Workload) runOne(db *DB, c *cqlbench.Client) {
 		key := w.KeyName(wl.chooser.Key(r))
 		wl.measure(db, op, func(ctx context.Context) error { return c.Read(ctx, key) })
 	case ycsb.Update:
-		key, field := w.KeyName(wl.chooser.Key(r)), wl.chooser.Field(r)
-		ycsb.FillValue(r, wl.values[0])
-		wl.measure(db, op, func(ctx context.Context) error { return c.Update(ctx, key, field, wl.values[0]) })
+		n, field, stamp := wl.chooser.Key(r), wl.chooser.Field(r), wl.stamp()
+		key := w.KeyName(n)
+		wl.fillOne(key, field)
+		err := wl.measure(db, op, func(ctx context.Context) error { return c.Update(ctx, key, field, wl.values[0], stamp) })
+		wl.recorded(n, field, stamp, err)
 	case ycsb.Insert:
-		n := wl.chooser.InsertKey()
-		wl.fill()
-		wl.measure(db, op, func(ctx context.Context) error { return c.Insert(ctx, w.KeyName(n), wl.values) })
+		n, stamp := wl.chooser.InsertKey(), wl.stamp()
+		key := w.KeyName(n)
+		wl.fill(key)
+		err := wl.measure(db, op, func(ctx context.Context) error { return c.Insert(ctx, key, wl.values, stamp) })
+		wl.recorded(n, -1, stamp, err)
 		wl.chooser.Inserted(n) // acknowledged even when it failed, as YCSB does
 	case ycsb.Scan:
 		key, n := w.KeyName(wl.chooser.Key(r)), wl.chooser.ScanLength(r)
 		wl.measure(db, op, func(ctx context.Context) error { return c.Scan(ctx, key, n) })
 	case ycsb.ReadModifyWrite:
-		key, field := w.KeyName(wl.chooser.Key(r)), wl.chooser.Field(r)
-		ycsb.FillValue(r, wl.values[0])
-		wl.measure(db, op, func(ctx context.Context) error {
+		n, field := wl.chooser.Key(r), wl.chooser.Field(r)
+		key := w.KeyName(n)
+		wl.fillOne(key, field)
+		var stamp int64
+		err := wl.measure(db, op, func(ctx context.Context) error {
 			if err := c.Read(ctx, key); err != nil {
 				return err
 			}
-			return c.Update(ctx, key, field, wl.values[0])
+			stamp = wl.stamp()
+			return c.Update(ctx, key, field, wl.values[0], stamp)
 		})
+		if stamp != 0 { // the write was attempted
+			wl.recorded(n, field, stamp, err)
+		}
 	}
 }
 
-func (wl *Workload) fill() {
-	for _, v := range wl.values {
+// fill draws a whole record's values for key, sealed when writes are recorded.
+func (wl *Workload) fill(key string) {
+	for i, v := range wl.values {
 		ycsb.FillValue(wl.rand, v)
+		if wl.shared.history != nil {
+			wl.tags[i] = writecheck.Seal(key, i, v)
+		}
 	}
 }
 
-// measure times one operation into the phase's histograms and into k6's metrics.
-func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) error) {
+// fillOne draws the value of one field in values[0], sealed when writes are recorded.
+func (wl *Workload) fillOne(key string, field int) {
+	ycsb.FillValue(wl.rand, wl.values[0])
+	if wl.shared.history != nil {
+		wl.tags[0] = writecheck.Seal(key, field, wl.values[0])
+	}
+}
+
+// stamp is a write's timestamp when writes are recorded: fixed before the first attempt, so
+// retries keep it and the history knows which write the datastore keeps. Otherwise 0, the
+// driver's own.
+func (wl *Workload) stamp() int64 {
+	if wl.shared.history == nil {
+		return 0
+	}
+	return time.Now().UnixMicro()
+}
+
+// recorded enters a write of one field (or, with field -1, of the whole record) in the
+// history, acknowledged when it returned no error.
+func (wl *Workload) recorded(key int64, field int, stamp int64, err error) {
+	h := wl.shared.history
+	if h == nil {
+		return
+	}
+	if field >= 0 {
+		h.Record(writecheck.Entry{Key: key, Field: int32(field), Stamp: stamp, Tag: wl.tags[0], Acked: err == nil})
+		return
+	}
+	for i, tag := range wl.tags {
+		h.Record(writecheck.Entry{Key: key, Field: int32(i), Stamp: stamp, Tag: tag, Acked: err == nil})
+	}
+}
+
+// measure times one operation into the phase's histograms and into k6's metrics, and returns
+// its error: a write that returned none was acknowledged, counted or not.
+func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) error) error {
 	state := wl.m.vu.State()
 	ctx := wl.m.vu.Context()
 	start := time.Now()
 	err := do(ctx)
 	d := time.Since(start)
 	if ctx.Err() != nil || (!wl.deadline.IsZero() && wl.gated == "run" && start.Add(d).After(wl.deadline)) {
-		return // the test or the window is ending; an interrupted operation is not a result
+		return err // the test or the window is ending; an interrupted operation is not a result
 	}
 
 	base := state.Tags.GetCurrentValues().Tags
@@ -385,12 +455,13 @@ func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) 
 			state.Logger.WithField("op", op).WithError(err).Warn("YCSB operation failed; further failures of this phase are only counted")
 		}
 		metrics.PushIfNotDone(ctx, state.Samples, metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.errors, Tags: ts}, Time: now, Value: 1})
-		return
+		return err
 	}
 	metrics.PushIfNotDone(ctx, state.Samples, metrics.ConnectedSamples{Tags: ts, Time: now, Samples: []metrics.Sample{
 		{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.duration, Tags: ts}, Time: now, Value: metrics.D(d)},
 		{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.operations, Tags: ts}, Time: now, Value: 1},
 	}})
+	return nil
 }
 
 // summaryOptions are the script's workload.summary(db, {...}) options.
@@ -407,7 +478,7 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 		common.Throw(rt, err)
 	}
 	wl.shared.mu.Lock()
-	p, g, pace := wl.shared.phases[o.Phase], wl.shared.gate, wl.shared.pacer
+	p, g, pace, writes := wl.shared.phases[o.Phase], wl.shared.gate, wl.shared.pacer, wl.shared.writes
 	wl.shared.mu.Unlock()
 	if p == nil {
 		p = &phase{}
@@ -416,7 +487,7 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 	if g != nil && o.Phase == "run" {
 		s.WarmUp = g.warmUp()
 	}
-	s.Driver, s.Phase, s.Profile, s.DroppedIterations = "k6-ycsb", o.Phase, db.profile, o.DroppedIterations
+	s.Driver, s.Phase, s.Profile, s.DroppedIterations, s.Writes = "k6-ycsb", o.Phase, db.profile, o.DroppedIterations, writes
 	if pace != nil && o.Phase == "run" {
 		s.DroppedIterations += pace.dropped[1].Load()
 	}
