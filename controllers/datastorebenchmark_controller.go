@@ -21,7 +21,6 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/benchmark"
-	"secured.dev/operator/internal/render/vpn"
 )
 
 // DatastoreBenchmarkReconciler runs DatastoreBenchmarks: it finds the target, loads the data
@@ -129,8 +128,8 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 		if err != nil {
 			return notReady(v1alpha1.ReasonTargetNotMeasurable, err.Error())
 		}
-		if pods := benchmark.ClientPods(b); t.Tunnel != nil && pods > vpn.ClientSlots {
-			return notReady(v1alpha1.ReasonTargetNotMeasurable, benchmark.TooManyClients(t, pods).Error())
+		if err := benchmark.Measurable(b, t); err != nil {
+			return notReady(v1alpha1.ReasonTargetNotMeasurable, err.Error())
 		}
 		s.target = t
 	}

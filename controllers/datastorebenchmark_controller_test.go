@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
@@ -248,4 +249,39 @@ func TestBenchmarkFailsWhenTheClientRefuses(t *testing.T) {
 	g.Consistently(func() error {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "bench-refused-run-" + strconv.Itoa(1)}, &batchv1.Job{})
 	}, 2*time.Second).ShouldNot(Succeed(), "a failed benchmark starts no further run")
+}
+
+// With verifyWrites, the run's Job records and checks its writes; a run whose client found an
+// acknowledged write missing fails the benchmark with the counts in status and the first
+// problem in the condition: lost data is a finding, not noise to repeat away.
+func TestBenchmarkFailsWhenAnAcknowledgedWriteIsLost(t *testing.T) {
+	g := NewWithT(t)
+	b := externalBenchmark("bench-lost")
+	b.Spec.SkipLoad, b.Spec.VerifyWrites = true, true
+	create(t, b)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "bench-lost-run-0", Namespace: "default"}}
+	g.Eventually(func() error { return env.Client.Get(context.Background(), client.ObjectKeyFromObject(job), job) }).Should(Succeed())
+	g.Expect(job.Spec.Template.Spec.Containers[0].Env).To(ContainElements(
+		corev1.EnvVar{Name: "YCSB_HISTORY_FILE", Value: "/var/run/ycsb/history"},
+		corev1.EnvVar{Name: "YCSB_VERIFY_WRITES", Value: "true"},
+	))
+
+	var s benchresult.Summary
+	g.Expect(json.Unmarshal([]byte(summaryJSON(t, "run", 20000, 0)), &s)).To(Succeed())
+	s.Writes = &benchresult.Writes{Acknowledged: 10000, Checked: 900, Verified: 898, Lost: 1, Stale: 1, Consistency: "ALL",
+		FirstProblem: "user42 field3: the write acknowledged at 2026-11-25T23:00:00.000000Z is not there: no record has the key"}
+	msg, err := s.Marshal()
+	g.Expect(err).NotTo(HaveOccurred())
+	finishJob(t, g, job.Name, 0, string(msg))
+	g.Eventually(func(g Gomega) {
+		st := get(g, b).Status
+		g.Expect(st.Phase).To(Equal(v1alpha1.BenchmarkFailed))
+		g.Expect(st.Runs).To(HaveLen(1))
+		g.Expect(st.Runs[0].Phase).To(Equal(v1alpha1.RunFailed))
+		g.Expect(st.Runs[0].Writes).To(Equal(&v1alpha1.RunWrites{Acknowledged: 10000, Checked: 900, Verified: 898, Lost: 1, Stale: 1, FirstProblem: s.Writes.FirstProblem}))
+		c := condition(st.Conditions, v1alpha1.ConditionComplete)
+		g.Expect(c.Reason).To(Equal("RunFailed"))
+		g.Expect(c.Message).To(ContainSubstring("2 of 900 acknowledged key-fields not read back intact at ALL: 1 lost, 1 stale"))
+		g.Expect(c.Message).To(ContainSubstring("user42 field3"))
+	}).Should(Succeed())
 }

@@ -139,10 +139,14 @@ func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run 
 
 // record writes a finished run's results, judges whether it counts and says so in an event.
 func (r *DatastoreBenchmarkReconciler) record(b *v1alpha1.DatastoreBenchmark, run *v1alpha1.BenchmarkRun, out *benchrun.Outcome) {
-	benchrun.Record(run, *out)
+	benchrun.Record(run, *out, b.Spec.VerifyWrites)
 	action := fmt.Sprintf("Run%d", run.Index)
 	if run.Phase == v1alpha1.RunSucceeded {
-		r.Recorder.Eventf(b, nil, "Normal", "RunSucceeded", action, "run %d: %d ops/s over %s %s", run.Index, run.ThroughputOpsPerSec, run.NegotiatedProtocol, run.NegotiatedCipherSuite)
+		note := ""
+		if w := run.Writes; w != nil {
+			note = fmt.Sprintf("; all %d acknowledged key-fields read back intact", w.Checked)
+		}
+		r.Recorder.Eventf(b, nil, "Normal", "RunSucceeded", action, "run %d: %d ops/s over %s %s%s", run.Index, run.ThroughputOpsPerSec, run.NegotiatedProtocol, run.NegotiatedCipherSuite, note)
 	} else {
 		r.Recorder.Eventf(b, nil, "Warning", "Run"+string(run.Phase), action, "run %d does not count: %s", run.Index, run.InvalidReason)
 	}

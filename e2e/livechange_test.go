@@ -89,6 +89,8 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	}
 	run := startK6(t, c, ds, "ycsb-run", with(env, map[string]string{
 		"YCSB_PHASE": "run", "YCSB_RATE": fmt.Sprint(liveRate), "YCSB_VUS": "64", "YCSB_DURATION": "60m", "CQL_RETRIES": "5",
+		// Every write recorded, and read back at ALL once the client stops.
+		"YCSB_HISTORY_FILE": historyDir + "/history", "YCSB_VERIFY_WRITES": "true",
 	}))
 	run.waitFor(t, "YCSB run against", 3*time.Minute)
 	clientStart := time.Now()
@@ -243,6 +245,15 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	if want := int64(0.9 * liveRate * elapsed.Seconds()); s.Operations < want {
 		t.Errorf("%d operations; want at least %d at %d/s", s.Operations, want, liveRate)
 	}
+	if w := s.Writes; w == nil {
+		t.Error("the client checked no write; want every acknowledged write read back")
+	} else {
+		t.Logf("writes: %d acknowledged; %d key-fields read back at %s: %d verified, %d lost, %d stale, %d corrupted, %d unreadable",
+			w.Acknowledged, w.Checked, w.Consistency, w.Verified, w.Lost, w.Stale, w.Corrupted, w.Unreadable)
+		if !w.Intact() {
+			t.Errorf("acknowledged writes not found intact (first: %s)", w.FirstProblem)
+		}
+	}
 	if s.Connections["plaintext"] == 0 || s.Connections["tls"] == 0 || s.Protocol != "TLSv1.3" || s.Suite != "TLS_AES_128_GCM_SHA256" {
 		t.Errorf("connections %v, last session %s %s; want plaintext ones before TLS and TLS ones after, TLSv1.3 TLS_AES_128_GCM_SHA256", s.Connections, s.Protocol, s.Suite)
 	}
@@ -327,6 +338,9 @@ func with(base, extra map[string]string) map[string]string {
 }
 
 // k6Client is a k6 pod running the product's YCSB script, its output followed as it runs.
+// historyDir is where a k6 pod may write: its root file system is read-only.
+const historyDir = "/var/run/ycsb"
+
 type k6Client struct {
 	c    client.Client
 	pod  *corev1.Pod
@@ -362,14 +376,15 @@ func startK6(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name 
 				Env:                      vars,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				VolumeMounts: []corev1.VolumeMount{{Name: "ca", MountPath: "/etc/secured/ca", ReadOnly: true},
-					{Name: "login", MountPath: "/etc/secured/login", ReadOnly: true}},
+					{Name: "login", MountPath: "/etc/secured/login", ReadOnly: true}, {Name: "history", MountPath: historyDir}},
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 			}},
 			Volumes: []corev1.Volume{{Name: "ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: certs.TrustConfigMap(ds)}, Optional: ptr.To(true)}}},
 				// The benchmark clients' role: the ycsb keyspace only.
-				{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cassandra.NamesOf(ds).ClientSecret(), DefaultMode: ptr.To[int32](0o440)}}}},
+				{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cassandra.NamesOf(ds).ClientSecret(), DefaultMode: ptr.To[int32](0o440)}}},
+				{Name: "history", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
 	if err := c.Create(context.Background(), pod); err != nil {

@@ -213,6 +213,8 @@ type SteadyWarmUp struct {
 }
 
 // DatastoreBenchmarkSpec describes a benchmark.
+// +kubebuilder:validation:XValidation:rule="!self.verifyWrites || !has(self.load.clientPods) || self.load.clientPods == 1",message="spec.verifyWrites checks one client's history: set spec.load.clientPods to 1 (or leave it out)"
+// +kubebuilder:validation:XValidation:rule="!self.verifyWrites || !has(self.workload.fieldLength) || self.workload.fieldLength >= 32",message="spec.verifyWrites seals every value in its last 16 bytes: set spec.workload.fieldLength to at least 32 (or leave it out: 100)"
 // +kubebuilder:validation:XValidation:rule="!has(self.steadyWarmUp) || ((!has(self.load) || !has(self.load.mode) || self.load.mode == 'MaxThroughput') && !has(self.workload.operationCount))",message="spec.steadyWarmUp needs a closed-loop run of a duration: load.mode MaxThroughput and workload.duration, not operationCount; or use spec.warmUp"
 type DatastoreBenchmarkSpec struct {
 	// target to measure: a SecuredDatastore (endpoints and TLS material found automatically) or
@@ -253,6 +255,13 @@ type DatastoreBenchmarkSpec struct {
 	// prometheus output.
 	// +optional
 	Prometheus *PrometheusOutput `json:"prometheus,omitempty"`
+	// verifyWrites: the client records every write of each measured run (key, field, its
+	// timestamp, a seal of the value) and, once the run ends, reads back at consistency ALL
+	// every key-field whose latest write the datastore acknowledged. status.runs[].writes
+	// reports what it found, and a run in which anything acknowledged is lost, stale or damaged
+	// Fails. Cassandra targets and one client pod; values are sealed in their last 16 bytes.
+	// +optional
+	VerifyWrites bool `json:"verifyWrites,omitempty"`
 }
 
 // QuietStart is how quiet the datastore's nodes must be before a run starts, and how long a run
@@ -371,6 +380,36 @@ type BenchmarkRun struct {
 	// quiet they were (spec.quietStart).
 	// +optional
 	QuietStart *RunQuietStart `json:"quietStart,omitempty"`
+	// writes: what reading back the run's acknowledged writes found (spec.verifyWrites).
+	// +optional
+	Writes *RunWrites `json:"writes,omitempty"`
+}
+
+// RunWrites is the history checker's verdict on a run: every key-field whose latest write the
+// datastore acknowledged, read back at consistency ALL once the run ended.
+type RunWrites struct {
+	// acknowledged writes the client recorded (an inserted record counts once per field).
+	Acknowledged int64 `json:"acknowledged"`
+	// checked key-fields: those with at least one acknowledged write.
+	Checked int64 `json:"checked"`
+	// verified key-fields held the latest acknowledged value (or a later write's whose
+	// acknowledgement the client never received).
+	Verified int64 `json:"verified"`
+	// lost key-fields held nothing, or a value from before the run.
+	// +optional
+	Lost int64 `json:"lost,omitempty"`
+	// stale key-fields held an older value of the run than the latest acknowledged one.
+	// +optional
+	Stale int64 `json:"stale,omitempty"`
+	// corrupted key-fields held bytes whose seal does not match their key, field and content.
+	// +optional
+	Corrupted int64 `json:"corrupted,omitempty"`
+	// unreadable key-fields could not be read at consistency ALL.
+	// +optional
+	Unreadable int64 `json:"unreadable,omitempty"`
+	// firstProblem names the first key-field not verified and why (keys and times, never values).
+	// +optional
+	FirstProblem string `json:"firstProblem,omitempty"`
 }
 
 // QuietOutcome says how a run's wait for quiet nodes ended.

@@ -79,8 +79,10 @@ func LastLines(s string, n int) string {
 }
 
 // Record writes a finished run's results into run and judges whether it counts: its phase
-// and, when it does not count, why.
-func Record(run *v1alpha1.BenchmarkRun, out Outcome) {
+// and, when it does not count, why. With verifyWrites, a run whose acknowledged writes were
+// not all read back intact Fails: that is a finding about the datastore, not a disturbance a
+// repetition would smooth over.
+func Record(run *v1alpha1.BenchmarkRun, out Outcome, verifyWrites bool) {
 	sum := out.Summary
 	if !sum.Start.IsZero() {
 		run.StartTime, run.CompletionTime = timePtr(sum.Start), timePtr(sum.End)
@@ -102,10 +104,21 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome) {
 	if w := sum.WarmUp; w != nil {
 		run.WarmUpSeconds, run.WarmUpSteady = strconv.FormatFloat(w.Seconds, 'f', 1, 64), &w.Steady
 	}
+	run.Writes = nil
+	if w := sum.Writes; w != nil {
+		run.Writes = &v1alpha1.RunWrites{Acknowledged: w.Acknowledged, Checked: w.Checked, Verified: w.Verified,
+			Lost: w.Lost, Stale: w.Stale, Corrupted: w.Corrupted, Unreadable: w.Unreadable, FirstProblem: w.FirstProblem}
+	}
 	run.Phase, run.InvalidReason = v1alpha1.RunSucceeded, ""
 	switch {
 	case out.Failed != "":
 		run.Phase, run.InvalidReason = v1alpha1.RunFailed, out.Failed
+	case verifyWrites && sum.Writes == nil && out.Invalid == "":
+		run.Phase, run.InvalidReason = v1alpha1.RunFailed, "spec.verifyWrites: the client reported no check of its writes"
+	case sum.Writes != nil && !sum.Writes.Intact():
+		w := sum.Writes
+		run.Phase, run.InvalidReason = v1alpha1.RunFailed, fmt.Sprintf("%d of %d acknowledged key-fields not read back intact at %s: %d lost, %d stale, %d corrupted, %d unreadable (first: %s)",
+			w.Checked-w.Verified, w.Checked, w.Consistency, w.Lost, w.Stale, w.Corrupted, w.Unreadable, w.FirstProblem)
 	case out.Invalid != "":
 		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, out.Invalid
 	case sum.Errors > 0:

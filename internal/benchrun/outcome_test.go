@@ -72,33 +72,43 @@ func TestCollect(t *testing.T) {
 func TestRecord(t *testing.T) {
 	sum := benchresult.Summary{Start: t0, End: t0.Add(time.Second), Operations: 10, Protocol: "TLSv1.3", Suite: "TLS_AES_128_GCM_SHA256", ClientCPUSeconds: 1.5,
 		Latencies: []benchresult.Latency{{Operation: "read", Count: 10, P50: 100, P99: 900}}}
+	withWrites := func(w benchresult.Writes) benchresult.Summary { s := sum; s.Writes = &w; return s }
 	tests := map[string]struct {
-		out    Outcome
-		phase  v1alpha1.RunPhase
-		reason string
+		out          Outcome
+		verifyWrites bool
+		phase        v1alpha1.RunPhase
+		reason       string
 	}{
-		"counts":           {Outcome{Summary: sum, Throughput: 99.6}, v1alpha1.RunSucceeded, ""},
-		"the client fails": {Outcome{Summary: sum, Failed: "pin refused"}, v1alpha1.RunFailed, "pin refused"},
-		"disturbed":        {Outcome{Summary: sum, Invalid: "a pod was lost"}, v1alpha1.RunInvalid, "a pod was lost"},
-		"client errors": {Outcome{Summary: func() benchresult.Summary { s := sum; s.Errors, s.FirstError = 3, "timeout"; return s }()},
+		"counts": {Outcome{Summary: sum, Throughput: 99.6}, false, v1alpha1.RunSucceeded, ""},
+		"writes intact": {Outcome{Summary: withWrites(benchresult.Writes{Acknowledged: 9, Checked: 5, Verified: 5, Consistency: "ALL"})}, true,
+			v1alpha1.RunSucceeded, ""},
+		"writes lost": {Outcome{Summary: withWrites(benchresult.Writes{Acknowledged: 9, Checked: 5, Verified: 2, Lost: 1, Stale: 1, Corrupted: 1, Consistency: "ALL", FirstProblem: "user1 field0: gone"})}, true,
+			v1alpha1.RunFailed, "3 of 5 acknowledged key-fields not read back intact at ALL: 1 lost, 1 stale, 1 corrupted, 0 unreadable (first: user1 field0: gone)"},
+		"no check reported": {Outcome{Summary: sum}, true, v1alpha1.RunFailed, "spec.verifyWrites: the client reported no check"},
+		"the client fails":  {Outcome{Summary: sum, Failed: "pin refused"}, true, v1alpha1.RunFailed, "pin refused"},
+		"disturbed":         {Outcome{Summary: sum, Invalid: "a pod was lost"}, true, v1alpha1.RunInvalid, "a pod was lost"},
+		"client errors": {Outcome{Summary: func() benchresult.Summary { s := sum; s.Errors, s.FirstError = 3, "timeout"; return s }()}, false,
 			v1alpha1.RunInvalid, "3 client errors (first: timeout)"},
-		"dropped iterations": {Outcome{Summary: func() benchresult.Summary { s := sum; s.DroppedIterations = 7; return s }()},
+		"dropped iterations": {Outcome{Summary: func() benchresult.Summary { s := sum; s.DroppedIterations = 7; return s }()}, false,
 			v1alpha1.RunInvalid, "7 dropped iterations"},
-		"nothing done": {Outcome{Summary: benchresult.Summary{}}, v1alpha1.RunInvalid, "no operation completed"},
+		"nothing done": {Outcome{Summary: benchresult.Summary{}}, false, v1alpha1.RunInvalid, "no operation completed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			run := v1alpha1.BenchmarkRun{Index: 1, Phase: v1alpha1.RunRunning, InvalidReason: "stale"}
-			Record(&run, tc.out)
+			Record(&run, tc.out, tc.verifyWrites)
 			if run.Phase != tc.phase || !strings.Contains(run.InvalidReason, tc.reason) || (tc.reason == "") != (run.InvalidReason == "") {
 				t.Errorf("run %s %q, want %s %q", run.Phase, run.InvalidReason, tc.phase, tc.reason)
+			}
+			if w := tc.out.Summary.Writes; w != nil && (run.Writes == nil || run.Writes.Checked != w.Checked || run.Writes.Lost != w.Lost || run.Writes.FirstProblem != w.FirstProblem) {
+				t.Errorf("writes in status %+v; want the client's %+v", run.Writes, *w)
 			}
 		})
 	}
 	run := v1alpha1.BenchmarkRun{}
 	steady := sum
 	steady.Series, steady.SeriesStepSeconds = []int64{1000, 1010, 990, 1000}, 1
-	Record(&run, Outcome{Summary: steady, Throughput: 99.6})
+	Record(&run, Outcome{Summary: steady, Throughput: 99.6}, false)
 	if run.ThroughputOpsPerSec != 100 || run.ClientCPUMillis != 1500 || run.NegotiatedCipherSuite != "TLS_AES_128_GCM_SHA256" ||
 		len(run.Latencies) != 1 || run.Latencies[0].P99Micros != 900 || !run.StartTime.Time.Equal(t0) {
 		t.Errorf("recorded %+v", run)
@@ -106,7 +116,7 @@ func TestRecord(t *testing.T) {
 	if len(run.ThroughputSeries) != 4 || run.SeriesStepSeconds != 1 || run.ThroughputCV != "0.008" {
 		t.Errorf("series %v (step %d), CV %q; want the four seconds and 0.008", run.ThroughputSeries, run.SeriesStepSeconds, run.ThroughputCV)
 	}
-	Record(&run, Outcome{Summary: sum, Throughput: 99.6})
+	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, false)
 	if run.ThroughputSeries != nil || run.ThroughputCV != "" {
 		t.Errorf("a rerun without a series keeps the old one: %v %q", run.ThroughputSeries, run.ThroughputCV)
 	}

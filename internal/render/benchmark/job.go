@@ -48,6 +48,9 @@ const (
 	caMount = "/etc/secured/ca"
 	// loginMount holds the client login Secret's username and password files.
 	loginMount = "/etc/secured/login"
+	// historyMount holds the write history of spec.verifyWrites: the root file system is
+	// read-only.
+	historyMount = "/var/run/ycsb"
 )
 
 // Job is what one Job is built from.
@@ -65,9 +68,16 @@ type Job struct {
 	VPNImage string
 }
 
-// TooManyClients explains a benchmark that wants more client pods than the tunnel has slots.
-func TooManyClients(t Target, pods int32) error {
-	return fmt.Errorf("spec.load.clientPods is %d, but the tunnel of SecuredDatastore %s admits %d clients: set clientPods to at most %d", pods, t.Datastore, vpn.ClientSlots, vpn.ClientSlots)
+// Measurable says why the benchmark cannot measure its target, naming the field to change; nil
+// when it can.
+func Measurable(b *v1alpha1.DatastoreBenchmark, t Target) error {
+	if pods := ClientPods(b); t.Tunnel != nil && pods > vpn.ClientSlots {
+		return fmt.Errorf("spec.load.clientPods is %d, but the tunnel of SecuredDatastore %s admits %d clients: set clientPods to at most %d", pods, t.Datastore, vpn.ClientSlots, vpn.ClientSlots)
+	}
+	if t.HBase != nil && b.Spec.VerifyWrites {
+		return fmt.Errorf("spec.verifyWrites: the HBase driver does not record its writes yet, and %s is an HBase datastore; remove verifyWrites", t.Datastore)
+	}
+	return nil
 }
 
 // Name of a benchmark's Job.
@@ -109,6 +119,9 @@ func Repetitions(b *v1alpha1.DatastoreBenchmark) int32 {
 // Cassandra is measured with k6 and our extension, HBase with YCSB's JVM client and our binding.
 func Build(j Job) (*batchv1.Job, error) {
 	b := j.Benchmark
+	if err := Measurable(b, j.Target); err != nil {
+		return nil, err
+	}
 	pods := ClientPods(b)
 	labels := PodLabels(b, j.Phase, j.Run)
 	spec := corev1.PodSpec{
@@ -144,6 +157,11 @@ func Build(j Job) (*batchv1.Job, error) {
 			},
 		}},
 	}
+	if verifiesWrites(j) {
+		// A history entry is 32 bytes: a gibibyte holds 33 million writes.
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "history", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}})
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "history", MountPath: historyMount})
+	}
 	if h := j.Target.HBase; h != nil {
 		props, err := driverProperties(j)
 		if err != nil {
@@ -165,8 +183,8 @@ func Build(j Job) (*batchv1.Job, error) {
 		} else {
 			vol.Secret = &corev1.SecretVolumeSource{SecretName: t.CA.Secret, Items: []corev1.KeyToPath{{Key: t.CA.Key, Path: "ca.crt"}}}
 		}
-		spec.Volumes = []corev1.Volume{vol}
-		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ca", MountPath: caMount, ReadOnly: true}}
+		spec.Volumes = append(spec.Volumes, vol)
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "ca", MountPath: caMount, ReadOnly: true})
 	}
 	if j.Target.LoginSecret != "" {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -175,9 +193,6 @@ func Build(j Job) (*batchv1.Job, error) {
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "login", MountPath: loginMount, ReadOnly: true})
 	}
 	if p := j.Target.Tunnel; p != nil {
-		if pods > vpn.ClientSlots {
-			return nil, TooManyClients(j.Target, pods)
-		}
 		// Pod i of the indexed Job is the tunnel's client-i.
 		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, vpn.ClientsSecretName(j.Target.Datastore))
 		sidecar.Env = append(sidecar.Env,
@@ -282,6 +297,10 @@ func env(j Job) []corev1.EnvVar {
 		if b.Spec.Load.Mode == v1alpha1.LoadFixedRate && b.Spec.Load.Rate != nil {
 			add("YCSB_RATE", strconv.FormatInt(max(*b.Spec.Load.Rate/pods, 1), 10))
 		}
+		if verifiesWrites(j) {
+			add("YCSB_HISTORY_FILE", historyMount+"/history")
+			add("YCSB_VERIFY_WRITES", "true")
+		}
 	}
 	if t := j.Target.TLS; t != nil {
 		add("CQL_TLS_PROTOCOL", t.Protocol)
@@ -305,6 +324,9 @@ func env(j Job) []corev1.EnvVar {
 	}
 	return out
 }
+
+// verifiesWrites: the Job's client records and checks its writes (measured runs only).
+func verifiesWrites(j Job) bool { return j.Benchmark.Spec.VerifyWrites && j.Phase == PhaseRun }
 
 // literal keeps a value as it is through the kubelet's $(VAR) expansion of commands,
 // arguments and environment values: a doubled $ is a literal one.

@@ -2,11 +2,13 @@ package benchmark
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -120,9 +122,47 @@ func TestTargetsRefused(t *testing.T) {
 // An HBase datastore is measured by YCSB's JVM client with our binding: the client logs in from
 // the datastore's client keytab, speaks the profile's SASL level, shares the load phase over
 // the client pods and writes its summary as the termination message.
-func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
+// With verifyWrites, a measured run records its writes where it may write and checks them at
+// the end; the load does not, and an HBase target is refused with the field named.
+func TestRunsThatVerifyWritesKeepAHistory(t *testing.T) {
+	target, err := DatastoreTarget(tlsDatastore(), "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-a", Namespace: "shop"},
+		Spec:       v1alpha1.DatastoreBenchmarkSpec{Workload: v1alpha1.Workload{Preset: "A"}, VerifyWrites: true},
+	}
+	for phase, want := range map[string]bool{PhaseRun: true, PhaseLoad: false} {
+		j, err := Build(Job{Benchmark: b, Target: target, Phase: phase, Image: "secured.dev/k6:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := j.Spec.Template.Spec.Containers[0]
+		env := map[string]string{}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		mounted := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == "history" && m.MountPath == "/var/run/ycsb" && !m.ReadOnly
+		})
+		if got := env["YCSB_HISTORY_FILE"] == "/var/run/ycsb/history" && env["YCSB_VERIFY_WRITES"] == "true" && mounted; got != want {
+			t.Errorf("%s: history %q, verify %q, mounted %v; want a checked history: %v", phase, env["YCSB_HISTORY_FILE"], env["YCSB_VERIFY_WRITES"], mounted, want)
+		}
+	}
+	ht, err := DatastoreTarget(hbaseDatastore(), "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(Job{Benchmark: b, Target: ht, Phase: PhaseRun, Image: "secured.dev/ycsb:test"}); err == nil || !strings.Contains(err.Error(), "spec.verifyWrites") {
+		t.Errorf("an HBase target with verifyWrites: %v; want a refusal naming spec.verifyWrites", err)
+	}
+}
+
+// hbaseDatastore is a Kerberos HBase datastore that has resolved its profile.
+func hbaseDatastore() *v1alpha1.SecuredDatastore {
 	on := true
-	ds := &v1alpha1.SecuredDatastore{
+	return &v1alpha1.SecuredDatastore{
 		ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: "db"},
 		Spec:       v1alpha1.SecuredDatastoreSpec{Engine: v1alpha1.EngineHBase},
 		Status: v1alpha1.SecuredDatastoreStatus{Encryption: &v1alpha1.EncryptionStatus{
@@ -134,6 +174,10 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 			},
 		}},
 	}
+}
+
+func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
+	ds := hbaseDatastore()
 	target, err := DatastoreTarget(ds, "cluster.local")
 	if err != nil {
 		t.Fatal(err)
