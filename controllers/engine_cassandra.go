@@ -17,6 +17,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/status"
 	"secured.dev/operator/internal/verify"
@@ -24,6 +25,7 @@ import (
 
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
@@ -165,12 +167,42 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	if err := r.applyAll(ctx, s, objs.All()); err != nil {
 		return status.Rollout{}, err
 	}
+	if err := e.pruneConfigs(ctx, objs.ConfigMap.Name); err != nil {
+		return status.Rollout{}, err
+	}
 	if e.applied != nil && !reflect.DeepEqual(*e.applied, e.step) {
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeEncryption",
 			"rolling restart, one node at a time: %s", cassandra.Describe(e.applied, e.step))
 		e.started = true
 	}
 	return e.rollout(s), nil
+}
+
+// pruneConfigs deletes the datastore's configurations no pod can need any more. Once the
+// StatefulSet observed at the start of this pass ran its template on every replica, a pod it
+// recreates mounts that template's configuration, or the one just applied: every other one can
+// go. During a roll the previous revision's configuration is still needed and nothing is
+// deleted.
+func (e *cassandraEngine) pruneConfigs(ctx context.Context, current string) error {
+	if !status.SetUpdated(e.sts) {
+		return nil
+	}
+	running := podtemplate.VolumeConfigMap(e.sts.Spec.Template.Spec, "config")
+	var cms corev1.ConfigMapList
+	if err := e.r.Client.List(ctx, &cms, client.InNamespace(e.ds.Namespace), client.MatchingLabels(cassandra.Labels(e.ds))); err != nil {
+		return fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	n := cassandra.NamesOf(e.ds)
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		if cm.Name == current || cm.Name == running || !n.IsConfigMap(cm.Name) || !metav1.IsControlledBy(cm, e.ds) {
+			continue
+		}
+		if err := e.r.Client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the earlier configuration %s: %w", cm.Name, err)
+		}
+	}
+	return nil
 }
 
 // rollout sets readyNodes and endpoints and describes the roll.

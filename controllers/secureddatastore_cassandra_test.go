@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,14 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/test/testpki"
 )
 
@@ -141,6 +144,35 @@ func rollOut(t *testing.T, ds *v1alpha1.SecuredDatastore) cassandra.Step {
 	return step
 }
 
+func statefulSet(g Gomega, ds *v1alpha1.SecuredDatastore) *appsv1.StatefulSet {
+	sts := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: cassandra.NamesOf(ds).StatefulSet()}, sts)).To(Succeed())
+	return sts
+}
+
+// runningConfig is the configuration the datastore's StatefulSet mounts now.
+func runningConfig(g Gomega, ds *v1alpha1.SecuredDatastore) *corev1.ConfigMap {
+	name := podtemplate.VolumeConfigMap(statefulSet(g, ds).Spec.Template.Spec, "config")
+	g.Expect(name).NotTo(BeEmpty(), "the StatefulSet mounts no configuration")
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: name}, cm)).To(Succeed())
+	return cm
+}
+
+// configs are the names of the datastore's configurations that exist, sorted.
+func configs(g Gomega, ds *v1alpha1.SecuredDatastore) []string {
+	var list corev1.ConfigMapList
+	g.Expect(env.Client.List(context.Background(), &list, client.InNamespace(ds.Namespace))).To(Succeed())
+	var out []string
+	for _, cm := range list.Items {
+		if cassandra.NamesOf(ds).IsConfigMap(cm.Name) && cm.DeletionTimestamp == nil {
+			out = append(out, cm.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func ownedBy(g Gomega, ds *v1alpha1.SecuredDatastore, obj client.Object) {
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
 	ref := metav1.GetControllerOf(obj)
@@ -190,12 +222,16 @@ func TestCassandraWaitsForCertificatesAndOwnsItsObjects(t *testing.T) {
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.StatefulSet()}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.HeadlessService()}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.ClientService()}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.ConfigMap()}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ds.Name}},
 		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ds.Name}},
 	} {
 		g.Eventually(func(g Gomega) { ownedBy(g, ds, o) }).Should(Succeed())
 	}
+	g.Eventually(func(g Gomega) {
+		cm := runningConfig(g, ds)
+		ownedBy(g, ds, cm)
+		g.Expect(ptr.Deref(cm.Immutable, false)).To(BeTrue(), "a configuration never changes under its name")
+	}).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		got := get(g, ds)
 		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionCertificatesReady).Status).To(Equal(metav1.ConditionTrue))
@@ -256,6 +292,7 @@ func TestEnablingTLSRollsOneStepAtATime(t *testing.T) {
 		g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseReady))
 		g.Expect(got.Status.ReadyNodes).To(BeEquivalentTo(3))
 	}).Should(Succeed())
+	previous := runningConfig(g, ds).Name
 
 	g.Eventually(func() error {
 		cur := get(g, ds)
@@ -287,8 +324,17 @@ func TestEnablingTLSRollsOneStepAtATime(t *testing.T) {
 		}
 		g.Eventually(rolling).Should(Succeed())
 		g.Consistently(rolling, 500*time.Millisecond).Should(Succeed())
+		// A node recreated mid-roll from the previous revision must find that revision's
+		// configuration: it stays until the roll is over.
+		current := runningConfig(g, ds).Name
+		g.Expect(current).NotTo(Equal(previous))
+		g.Expect(configs(g, ds)).To(ContainElements(previous, current))
+		previous = current
 		rollOut(t, ds)
 	}
+	g.Eventually(func(g Gomega) {
+		g.Expect(configs(g, ds)).To(Equal([]string{runningConfig(g, ds).Name}), "once the last roll is over, only its configuration is left")
+	}).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		got := get(g, ds)
 		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))

@@ -88,9 +88,7 @@ func TestLoginsAreClosedByDefaultAndNeverTakenOver(t *testing.T) {
 	g.Expect(get(g, closed).Spec.Cassandra.Authentication).To(Equal(v1alpha1.CassandraAuthenticationPassword), "the API's default")
 
 	config := func(g Gomega, ds *v1alpha1.SecuredDatastore) string {
-		cm := &corev1.ConfigMap{}
-		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: cassandra.NamesOf(ds).ConfigMap()}, cm)).To(Succeed())
-		return cm.Data["cassandra.yaml"]
+		return runningConfig(g, ds).Data["cassandra.yaml"]
 	}
 	g.Eventually(func(g Gomega) {
 		c := condition(get(g, open).Status.Conditions, v1alpha1.ConditionLoginsReady)

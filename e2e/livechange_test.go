@@ -49,6 +49,20 @@ func liveEncryption(mode v1alpha1.ChannelMode) v1alpha1.DatastoreEncryption {
 	}}
 }
 
+// plaintextTrio is a 3-node plaintext Cassandra probed every 30 s (the shortest interval the API
+// takes): where live changes start.
+func plaintextTrio(name, namespace string) *v1alpha1.SecuredDatastore {
+	return &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine:       v1alpha1.EngineCassandra,
+			Cassandra:    smallCassandra(3),
+			Encryption:   liveEncryption(v1alpha1.ChannelDisabled),
+			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
+		},
+	}
+}
+
 // An application's view of the operator's promises. A 3-node plaintext Cassandra serves a k6
 // client at a fixed rate (YCSB workload A, QUORUM, RF 3; the client offers TLS 1.3 first and
 // falls back to plaintext where a node does not speak it yet, retries a statement on another
@@ -60,15 +74,7 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "live", "restricted")
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "payments", Namespace: ns.Name},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine:       v1alpha1.EngineCassandra,
-			Cassandra:    smallCassandra(3),
-			Encryption:   liveEncryption(v1alpha1.ChannelDisabled),
-			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
-		},
-	}
+	ds := plaintextTrio("payments", ns.Name)
 	start := time.Now()
 	if err := c.Create(ctx, ds); err != nil {
 		t.Fatal(err)
@@ -126,20 +132,7 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	}
 
 	// A renewal shows on the wire as a new serial on every endpoint.
-	renew := func(name string) {
-		t.Helper()
-		crt := &cmv1.Certificate{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, crt); err != nil {
-			t.Fatal(err)
-		}
-		// What cmctl renew does: cert-manager issues again when the Issuing condition is set.
-		patch := client.MergeFrom(crt.DeepCopy())
-		crt.Status.Conditions = append(crt.Status.Conditions, cmv1.CertificateCondition{Type: cmv1.CertificateConditionIssuing,
-			Status: cmmeta.ConditionTrue, Reason: "ManuallyTriggered", Message: "renewal forced by the e2e test"})
-		if err := c.Status().Patch(ctx, crt, patch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	renew := func(name string) { forceIssuing(t, c, ns.Name, name) }
 	serials := func() map[string]string {
 		out := map[string]string{}
 		for _, o := range ds.Status.Encryption.Observed {
@@ -237,7 +230,7 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 		t.Logf("  %-6s p50 %d µs, p99 %d µs, max %d µs", l.Operation, l.P50, l.P99, l.Max)
 	}
 	if s.Errors != 0 {
-		t.Errorf("%d client operations failed (first: %s); want none", s.Errors, s.FirstError)
+		t.Errorf("%d client operations failed (first: %s); want none; the client said:\n%s", s.Errors, s.FirstError, run.complaints())
 	}
 	if s.DroppedIterations != 0 {
 		t.Errorf("%d operations could not start on time; want none", s.DroppedIterations)
@@ -256,6 +249,22 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	}
 	if s.Connections["plaintext"] == 0 || s.Connections["tls"] == 0 || s.Protocol != "TLSv1.3" || s.Suite != "TLS_AES_128_GCM_SHA256" {
 		t.Errorf("connections %v, last session %s %s; want plaintext ones before TLS and TLS ones after, TLSv1.3 TLS_AES_128_GCM_SHA256", s.Connections, s.Protocol, s.Suite)
+	}
+}
+
+// forceIssuing renews a Certificate now, as cmctl renew does: cert-manager issues again when
+// the Issuing condition is set.
+func forceIssuing(t *testing.T, c client.Client, namespace, name string) {
+	t.Helper()
+	crt := &cmv1.Certificate{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, crt); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(crt.DeepCopy())
+	crt.Status.Conditions = append(crt.Status.Conditions, cmv1.CertificateCondition{Type: cmv1.CertificateConditionIssuing,
+		Status: cmmeta.ConditionTrue, Reason: "ManuallyTriggered", Message: "renewal forced by the e2e test"})
+	if err := c.Status().Patch(context.Background(), crt, patch); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -427,6 +436,18 @@ func (k *k6Client) output() string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.out.String()
+}
+
+// complaints are the client's warning and error lines, with k6's timestamps: when in a run
+// something failed.
+func (k *k6Client) complaints() string {
+	var out []string
+	for _, line := range strings.Split(k.output(), "\n") {
+		if strings.Contains(line, "level=warning") || strings.Contains(line, "level=error") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // waitFor waits for a line of the client's output.

@@ -9,9 +9,11 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -75,17 +77,19 @@ func Build(c Cluster) (Objects, error) {
 		return Objects{}, err
 	}
 	emulate := ds.Spec.Placement != nil && ds.Spec.Placement.EmulateNoAcceleration
-	cm := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta(ds, n.ConfigMap()),
-		Data: map[string]string{
-			"cassandra.yaml":              string(yaml),
-			"cassandra-rackdc.properties": string(RackDC(t)),
-			"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topologyOf(ds)), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
-		},
+	data := map[string]string{
+		"cassandra.yaml":              string(yaml),
+		"cassandra-rackdc.properties": string(RackDC(t)),
+		"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topologyOf(ds)), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
 	}
 	if tunnel != nil {
-		cm.Data[VPNAddressesFile] = string(tunnel.Addresses())
+		data[VPNAddressesFile] = string(tunnel.Addresses())
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(ds, n.ConfigMap(podtemplate.ConfigHash(data)[:configHashLen])),
+		Data:       data,
+		Immutable:  ptr.To(true),
 	}
 	sts, err := statefulSet(c, n, cm)
 	if err != nil {

@@ -48,7 +48,29 @@ func NamesOf(ds *v1alpha1.SecuredDatastore) Names { return Names{ds} }
 func (n Names) StatefulSet() string     { return n.ds.Name }
 func (n Names) HeadlessService() string { return n.ds.Name + "-nodes" }
 func (n Names) ClientService() string   { return n.ds.Name }
-func (n Names) ConfigMap() string       { return n.ds.Name + "-config" }
+
+// ConfigMap holds one rendered configuration, named by its content's hash: a pod the
+// StatefulSet recreates from its previous revision in the middle of a roll (a node killed, a
+// node lost) must find that revision's configuration, not the next step's, which may need
+// certificates its template does not mount. A configuration never changes under its name.
+func (n Names) ConfigMap(hash string) string { return n.ds.Name + "-config-" + hash }
+
+// IsConfigMap: name is one of the datastore's configurations, of any version (the unversioned
+// one of earlier operators included).
+func (n Names) IsConfigMap(name string) bool {
+	hash, ok := strings.CutPrefix(name, n.ds.Name+"-config")
+	if !ok {
+		return false
+	}
+	if hash == "" {
+		return true
+	}
+	hash, ok = strings.CutPrefix(hash, "-")
+	return ok && len(hash) == configHashLen && strings.Trim(hash, "0123456789abcdef") == ""
+}
+
+// configHashLen hex digits of the configuration's hash name a ConfigMap.
+const configHashLen = 10
 
 // SuperuserSecret and ClientSecret hold the CQL logins (username, password) of the generated
 // superuser and of the benchmark clients' role, under Password authentication.

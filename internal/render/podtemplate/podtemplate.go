@@ -51,6 +51,16 @@ func ConfigHash(files map[string]string, extra ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// VolumeConfigMap is the ConfigMap the pod's volume of that name mounts, "" if none.
+func VolumeConfigMap(pod corev1.PodSpec, volume string) string {
+	for _, v := range pod.Volumes {
+		if v.Name == volume && v.ConfigMap != nil {
+			return v.ConfigMap.Name
+		}
+	}
+	return ""
+}
+
 // PodSecurity is the Pod Security Standard "restricted" pod context, running as uid.
 func PodSecurity(uid int64) *corev1.PodSecurityContext {
 	return &corev1.PodSecurityContext{
