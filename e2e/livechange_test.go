@@ -167,34 +167,7 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	// CA rotation: a new CA; the nodes' trust bundle gains it; a node certificate it signs.
 	oldCA := secretCertificate(t, c, ns.Name, certs.CACertificate(ds), "tls.crt")
 	renew(certs.CACertificate(ds))
-	var newCA *x509.Certificate
-	eventually(t, 3*time.Minute, "cert-manager issues a new CA", func() error {
-		newCA = secretCertificate(t, c, ns.Name, certs.CACertificate(ds), "tls.crt")
-		if newCA.Equal(oldCA) {
-			return fmt.Errorf("the CA Secret still holds serial %s", oldCA.SerialNumber)
-		}
-		return nil
-	})
-	eventually(t, 3*time.Minute, "the trust bundle holds both CAs", func() error {
-		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: certs.TrustConfigMap(ds)}, cm); err != nil {
-			return err
-		}
-		var bundled [][]byte
-		for rest := []byte(cm.Data["ca.crt"]); ; {
-			var b *pem.Block
-			if b, rest = pem.Decode(rest); b == nil {
-				break
-			}
-			bundled = append(bundled, b.Bytes)
-		}
-		for _, ca := range []*x509.Certificate{oldCA, newCA} {
-			if !slices.ContainsFunc(bundled, func(der []byte) bool { return bytes.Equal(der, ca.Raw) }) {
-				return fmt.Errorf("CA serial %s not among the bundle's %d", ca.SerialNumber, len(bundled))
-			}
-		}
-		return nil
-	})
+	newCA := waitNewCA(t, c, ds, oldCA)
 	leaf := nodeRenewal("node certificate of the new CA")
 	if err := leaf.CheckSignatureFrom(newCA); err != nil {
 		t.Fatalf("the node certificate is not signed by the new CA: %v", err)
@@ -250,6 +223,42 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	if s.Connections["plaintext"] == 0 || s.Connections["tls"] == 0 || s.Protocol != "TLSv1.3" || s.Suite != "TLS_AES_128_GCM_SHA256" {
 		t.Errorf("connections %v, last session %s %s; want plaintext ones before TLS and TLS ones after, TLSv1.3 TLS_AES_128_GCM_SHA256", s.Connections, s.Protocol, s.Suite)
 	}
+}
+
+// waitNewCA waits until cert-manager has issued a CA other than oldCA and the datastore's trust
+// bundle holds both, and returns the new one.
+func waitNewCA(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, oldCA *x509.Certificate) *x509.Certificate {
+	t.Helper()
+	ctx := context.Background()
+	var newCA *x509.Certificate
+	eventually(t, 3*time.Minute, "cert-manager issues a new CA", func() error {
+		newCA = secretCertificate(t, c, ds.Namespace, certs.CACertificate(ds), "tls.crt")
+		if newCA.Equal(oldCA) {
+			return fmt.Errorf("the CA Secret still holds serial %s", oldCA.SerialNumber)
+		}
+		return nil
+	})
+	eventually(t, 3*time.Minute, "the trust bundle holds both CAs", func() error {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, cm); err != nil {
+			return err
+		}
+		var bundled [][]byte
+		for rest := []byte(cm.Data["ca.crt"]); ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			bundled = append(bundled, b.Bytes)
+		}
+		for _, ca := range []*x509.Certificate{oldCA, newCA} {
+			if !slices.ContainsFunc(bundled, func(der []byte) bool { return bytes.Equal(der, ca.Raw) }) {
+				return fmt.Errorf("CA serial %s not among the bundle's %d", ca.SerialNumber, len(bundled))
+			}
+		}
+		return nil
+	})
+	return newCA
 }
 
 // forceIssuing renews a Certificate now, as cmctl renew does: cert-manager issues again when
