@@ -46,8 +46,8 @@ func TestFNVHashIsYCSBs(t *testing.T) {
 }
 
 // Each generator draws the same distribution as YCSB's: over 1000 items and 300,000 draws,
-// the total variation distance between the two histograms stays small, and the ten most
-// popular items are the same ones (which, for the scrambled zipfian, checks the hashing too).
+// the total variation distance between the two histograms stays small, and the most popular
+// items are the same ones (which, for the scrambled zipfian, checks the hashing too).
 func TestDistributionsMatchYCSB(t *testing.T) {
 	const draws = 300_000
 	r := rand.New(rand.NewPCG(1, 2))
@@ -89,9 +89,16 @@ func TestDistributionsMatchYCSB(t *testing.T) {
 			if tvd > 0.05 {
 				t.Errorf("total variation distance to YCSB's histogram %.3f; want ≤ 0.05", tvd)
 			}
+			// YCSB draws from an unseeded generator, so its sample changes from run to run, and
+			// the scrambled zipfian folds several ranks onto one item, so the tenth and eleventh
+			// items can be nearly tied. Each side's ten most popular items must be among the
+			// other's twelve: a wrong skew or hash moves them much further.
 			if name != "uniform" && name != "hotspot" {
-				if g, w := top(got, 10), top(want, 10); !sameSet(g, w) {
-					t.Errorf("ten most popular items %v; YCSB's %v", g, w)
+				if g, w := top(got, 10), top(want, 12); !holdsAll(w, g) {
+					t.Errorf("our ten most popular items %v are not all among YCSB's twelve %v", g, w)
+				}
+				if g, w := top(got, 12), top(want, 10); !holdsAll(g, w) {
+					t.Errorf("YCSB's ten most popular items %v are not all among our twelve %v", w, g)
 				}
 			}
 		})
@@ -107,7 +114,8 @@ func top(freq []float64, n int) []int {
 	return idx[:n]
 }
 
-func sameSet(a, b []int) bool {
+// holdsAll: every item of b is in a.
+func holdsAll(a, b []int) bool {
 	seen := map[int]bool{}
 	for _, x := range a {
 		seen[x] = true
