@@ -93,6 +93,9 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 // without a restart.
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
+	if err := e.ensureAtRestKeys(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
 		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
 			"every node would move to another address in one roll and split the ring. Restore the previous vpn settings (or profile), "+
@@ -159,6 +162,9 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	}
 	if e.step.TLSEnabled() {
 		c.CertSecret, c.TrustConfigMap = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
+	}
+	if encryptsAtRest(&e.step) {
+		c.AtRestSecret = cassandra.NamesOf(ds).AtRestSecret()
 	}
 	objs, err := cassandra.Build(c)
 	if err != nil {

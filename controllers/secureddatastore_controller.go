@@ -142,7 +142,7 @@ func (r *SecuredDatastoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		},
 	}
 	return p.reconcile(ctx, r.Client, ds, func(ctx context.Context) (ctrl.Result, error) {
-		return runPhases(ctx, s, r.resolveProfile, r.checkPlacement, r.observe, r.plan, r.prepare,
+		return runPhases(ctx, s, r.resolveProfile, r.ensureClientKeys, r.checkPlacement, r.observe, r.plan, r.prepare,
 			r.reconcileCertificates, r.apply, r.secureLogins, r.verifyWire)
 	})
 }
@@ -214,7 +214,7 @@ func ensureEncryptionStatus(ds *v1alpha1.SecuredDatastore) *v1alpha1.EncryptionS
 }
 
 func hasOverrides(s *v1alpha1.EncryptionSettings) bool {
-	return s.ClientToNode != nil || s.NodeToNode != nil || s.HBase != nil || s.VPN != nil || len(s.Compliance) > 0
+	return s.ClientToNode != nil || s.NodeToNode != nil || s.HBase != nil || s.VPN != nil || s.AtRest != nil || s.ClientSide != nil || len(s.Compliance) > 0
 }
 
 // SetupWithManager registers the reconciler, its index and its watches.

@@ -121,22 +121,17 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 // owner: like the volumes, whose system_auth tables hold the role it opens, it outlives the
 // datastore, so that a datastore created again on the same volumes can still log in.
 func (r *SecuredDatastoreReconciler) ensureLogin(ctx context.Context, ds *v1alpha1.SecuredDatastore, name, username string) (l cqlauth.Login, created bool, err error) {
-	sec := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: ds.Namespace, Name: name}
-	switch err := r.APIReader.Get(ctx, key, sec); {
-	case err == nil:
-		labels := cassandra.Labels(ds)
-		if sec.Labels["app.kubernetes.io/managed-by"] != labels["app.kubernetes.io/managed-by"] || sec.Labels["app.kubernetes.io/instance"] != ds.Name {
-			return l, false, r.nameConflict(ds, "Secret", name)
-		}
+	sec, err := r.ownedSecret(ctx, ds, name)
+	if err != nil {
+		return l, false, err
+	}
+	if sec != nil {
 		l = cqlauth.Login{Username: string(sec.Data["username"]), Password: string(sec.Data["password"])}
 		if l.Username == "" || l.Password == "" {
 			return l, false, r.blockReady(ds, v1alpha1.ReasonLoginBootstrapFailed,
 				fmt.Sprintf("Secret %s lacks a username or a password: restore them, or delete the Secret together with the datastore's volumes", name))
 		}
 		return l, false, nil
-	case !apierrors.IsNotFound(err):
-		return l, false, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
@@ -194,4 +189,23 @@ func (r *SecuredDatastoreReconciler) cqlDial(ctx context.Context, ds *v1alpha1.S
 		d.TLS.Certificates = []tls.Certificate{cert}
 	}
 	return d, nil
+}
+
+// ownedSecret reads a Secret the datastore keeps without an owner reference (logins and keys,
+// which outlive the datastore object as its data does), bypassing the cache: nil when it does
+// not exist yet, a NameConflict when it exists but the operator did not make it for this
+// datastore.
+func (r *SecuredDatastoreReconciler) ownedSecret(ctx context.Context, ds *v1alpha1.SecuredDatastore, name string) (*corev1.Secret, error) {
+	sec := &corev1.Secret{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, sec); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	labels := cassandra.Labels(ds)
+	if sec.Labels["app.kubernetes.io/managed-by"] != labels["app.kubernetes.io/managed-by"] || sec.Labels["app.kubernetes.io/instance"] != ds.Name {
+		return nil, r.nameConflict(ds, "Secret", name)
+	}
+	return sec, nil
 }

@@ -159,11 +159,11 @@ func cassandraIsClosedToStrangers(t *testing.T, c client.Client, ds *v1alpha1.Se
 }
 
 // cqlClientJob runs cql-client against ds over TLS, logged in with the login Secret named
-// (none when empty); the node certificate doubles as its client certificate (it has the
-// client-auth usage).
-func cqlClientJob(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name, loginSecret string) *batchv1.Job {
+// (none when empty), with extra flags; the node certificate doubles as its client certificate
+// (it has the client-auth usage).
+func cqlClientJob(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name, loginSecret string, extra ...string) *batchv1.Job {
 	t.Helper()
-	args := []string{"--hosts=" + ds.Name + "." + ds.Namespace + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"}
+	args := append([]string{"--hosts=" + ds.Name + "." + ds.Namespace + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"}, extra...)
 	mounts := []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certs.NodeSecret(ds)}}}}
 	if loginSecret != "" {

@@ -128,19 +128,7 @@ func TestCassandraTLS13DatastoreServesCQLOverTLS(t *testing.T) {
 	waitVerified(t, c, ds)
 
 	// The client creates a keyspace of its own, so it logs in as the generated superuser.
-	job := cqlClientJob(t, c, ds, "cql-client", cassandra.NamesOf(ds).SuperuserSecret())
-	eventually(t, 3*time.Minute, "the CQL client Job succeeds", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
-			return err
-		}
-		if job.Status.Failed > 2 {
-			t.Fatalf("the CQL client failed %d times", job.Status.Failed)
-		}
-		if job.Status.Succeeded == 0 {
-			return fmt.Errorf("succeeded %d, failed %d", job.Status.Succeeded, job.Status.Failed)
-		}
-		return nil
-	})
+	waitJob(t, c, cqlClientJob(t, c, ds, "cql-client", cassandra.NamesOf(ds).SuperuserSecret()))
 
 	cassandraIsClosedToStrangers(t, c, ds)
 	benchmarkDatastore(t, c, ds, "", "TLS_AES_128_GCM_SHA256")

@@ -64,6 +64,11 @@ const (
 	ReasonIssuingCertificates = "IssuingCertificates"
 	// ReasonNameConflict: an object the datastore would own exists and belongs to someone else.
 	ReasonNameConflict = "NameConflict"
+	// ReasonClientKeysMismatch: the Secret <name>-client-keys does not hold the keys that
+	// spec.encryption.clientSide needs (another cipher, key length or signature algorithm).
+	ReasonClientKeysMismatch = "ClientKeysMismatch"
+	// ReasonAtRestKeysMissing: the Secret <name>-at-rest-keys lacks its keystore or password.
+	ReasonAtRestKeysMissing = "AtRestKeysMissing"
 	// ReasonInvalidConfiguration: the engine's objects cannot be rendered from the spec.
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonPodSecurityForbidsVPN: the namespace's Pod Security level refuses the VPN sidecar.

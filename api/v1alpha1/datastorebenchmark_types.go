@@ -345,6 +345,10 @@ type BenchmarkRun struct {
 	// negotiatedCipherSuite seen by the client.
 	// +optional
 	NegotiatedCipherSuite string `json:"negotiatedCipherSuite,omitempty"`
+	// clientSide protection the client applied to every write and checked on every read, as it
+	// reports it: "AES-GCM + Ed25519 on 5 fields" (the datastore's spec.encryption.clientSide).
+	// +optional
+	ClientSide string `json:"clientSide,omitempty"`
 	// clientCPUMillis: CPU time the client pods consumed, in milliseconds.
 	// +optional
 	ClientCPUMillis int64 `json:"clientCPUMillis,omitempty"`

@@ -281,6 +281,74 @@ type OpenVPNSettings struct {
 }
 
 // VPNSettings puts datastore traffic in a tunnel run by a sidecar next to each node. The
+// AtRestEncryption protects data on disk: from a stolen or reused disk, a copied volume
+// snapshot, a backup of the data directories.
+type AtRestEncryption struct {
+	// engine: the datastore encrypts files as it writes them, with an AES key the operator keeps
+	// in the Secret <datastore>-at-rest-keys (a PKCS #12 keystore). Cassandra encrypts its commit
+	// log and hints (transparent data encryption); open-source Cassandra has no encryption of
+	// SSTables, so flushed and compacted data stays in clear: the profile's assessment says so.
+	// HBase encrypts HFiles and its write-ahead log.
+	// +optional
+	Engine *EngineAtRest `json:"engine,omitempty"`
+}
+
+// EngineAtRest is the datastore's own encryption of its files.
+type EngineAtRest struct {
+	// keyBits of the AES key: 128 (the default) or 256. Cassandra runs AES/CBC/PKCS5Padding.
+	// +optional
+	// +kubebuilder:default=128
+	// +kubebuilder:validation:Enum=128;256
+	KeyBits int32 `json:"keyBits,omitempty"`
+}
+
+// ClientCipher is the AEAD the client encrypts values with.
+// +kubebuilder:validation:Enum=AES-128-GCM;AES-256-GCM;ChaCha20-Poly1305;None
+type ClientCipher string
+
+const (
+	ClientAES128GCM        ClientCipher = "AES-128-GCM"
+	ClientAES256GCM        ClientCipher = "AES-256-GCM"
+	ClientChaCha20Poly1305 ClientCipher = "ChaCha20-Poly1305"
+	ClientCipherNone       ClientCipher = "None"
+)
+
+// ClientSignature is the algorithm the client signs values with.
+// +kubebuilder:validation:Enum=None;Ed25519;ECDSA-P256;RSA-2048
+type ClientSignature string
+
+const (
+	ClientSignatureNone ClientSignature = "None"
+	ClientEd25519       ClientSignature = "Ed25519"
+	ClientECDSAP256     ClientSignature = "ECDSA-P256"
+	ClientRSA2048       ClientSignature = "RSA-2048"
+)
+
+// ClientSideEncryption is encryption and signing in the client, per field of a record (YCSB's
+// field0, field1, ...). Each value is bound to its table, key and column, so a value copied
+// to another cell fails to open; a read whose value does not open is an error.
+// +kubebuilder:validation:XValidation:rule="(has(self.cipher) ? self.cipher : 'AES-256-GCM') != 'None' || (has(self.signature) && self.signature != 'None')",message="spec.clientSide: cipher None with signature None protects nothing; choose a cipher (AES-256-GCM, AES-128-GCM, ChaCha20-Poly1305), a signature (Ed25519, ECDSA-P256, RSA-2048), or both"
+type ClientSideEncryption struct {
+	// cipher encrypting each protected value: AES-256-GCM (the default), AES-128-GCM,
+	// ChaCha20-Poly1305 (faster than AES-GCM on CPUs without AES instructions), or None to sign
+	// values that stay readable.
+	// +optional
+	// +kubebuilder:default=AES-256-GCM
+	Cipher ClientCipher `json:"cipher,omitempty"`
+	// signature proving who wrote each protected value, checked on every read: None (the
+	// default; the AEAD's tag alone protects integrity, for whoever holds the key), Ed25519,
+	// ECDSA-P256 or RSA-2048. Signatures cost far more than encryption, on writes and reads.
+	// +optional
+	// +kubebuilder:default=None
+	Signature ClientSignature `json:"signature,omitempty"`
+	// fields: how many of a record's fields are protected, from the first; all when unset.
+	// Fewer fields cost less, as PACE measured.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Fields *int32 `json:"fields,omitempty"`
+}
+
 // sidecar needs NET_ADMIN and /dev/net/tun, so the namespace's Pod Security admission must
 // allow them (baseline does not).
 // +kubebuilder:validation:XValidation:rule="!has(self.openvpn) || !has(self.type) || self.type == 'OpenVPN'",message="openvpn settings apply only to type OpenVPN: set type: OpenVPN or remove openvpn",fieldPath=".openvpn"
@@ -337,6 +405,20 @@ type EncryptionSettings struct {
 	// vpn tunnel around datastore traffic.
 	// +optional
 	VPN *VPNSettings `json:"vpn,omitempty"`
+
+	// atRest encryption of what the datastore writes to its disks. Example:
+	//   atRest: {engine: {keyBits: 128}}
+	// +optional
+	AtRest *AtRestEncryption `json:"atRest,omitempty"`
+
+	// clientSide protection: the application encrypts and signs values before they leave it,
+	// so the datastore, its disks, backups and administrators see only ciphertext (as PACE does
+	// on Accumulo). The datastore itself does not change; the operator keeps the keys in the
+	// Secret <datastore>-client-keys, mounted by benchmark clients, and applications use the
+	// same format through the Go package secured.dev/operator/pkg/fieldcrypt. Example:
+	//   clientSide: {cipher: AES-256-GCM, signature: Ed25519, fields: 5}
+	// +optional
+	ClientSide *ClientSideEncryption `json:"clientSide,omitempty"`
 
 	// compliance presets the TLS settings must satisfy. Listing a preset makes the API server
 	// refuse protocols and suites outside it.

@@ -34,6 +34,18 @@ type SecurityAssessment struct {
 	ClientToNodeRank int32 `json:"clientToNodeRank"`
 	// nodeToNodeRank of the datastore-internal channels (0-64): the weakest of them.
 	NodeToNodeRank int32 `json:"nodeToNodeRank"`
+	// atRestRank of the datastore's own encryption of its files (0-64, the rule above applied
+	// to its cipher); 0 without it. Not part of rank, which compares wire protection.
+	// +optional
+	AtRestRank int32 `json:"atRestRank,omitempty"`
+	// clientSideRank of the values the client encrypts (0-64, the same rule applied to the
+	// AEAD); 0 without client-side encryption. Not part of rank.
+	// +optional
+	ClientSideRank int32 `json:"clientSideRank,omitempty"`
+	// notes say, in words, what the profile leaves readable: on disk, to the datastore.
+	// +optional
+	// +listType=atomic
+	Notes []string `json:"notes,omitempty"`
 	// satisfiedPresets: the compliance presets whose protocols and suites contain every TLS
 	// setting of the profile, counted only when every channel is Required.
 	// +optional
@@ -68,6 +80,8 @@ type EncryptionProfileStatus struct {
 // +kubebuilder:printcolumn:name="RR",type=string,JSONPath=`.spec.nodeToNode.mode`,description="Node-to-node (replica-replica) mode"
 // +kubebuilder:printcolumn:name="Rank",type=integer,JSONPath=`.status.assessment.rank`,description="Security rank (0-128, higher is stronger)"
 // +kubebuilder:printcolumn:name="Presets",type=string,JSONPath=`.status.assessment.satisfiedPresets`,priority=1
+// +kubebuilder:printcolumn:name="At rest",type=integer,JSONPath=`.status.assessment.atRestRank`,priority=1,description="Rank of the datastore's encryption of its files (0: none)"
+// +kubebuilder:printcolumn:name="Client side",type=integer,JSONPath=`.status.assessment.clientSideRank`,priority=1,description="Rank of the client's encryption of values (0: none)"
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type EncryptionProfile struct {

@@ -348,6 +348,12 @@ type EffectiveEncryption struct {
 	// vpn tunnel.
 	// +optional
 	VPN *VPNSettings `json:"vpn,omitempty"`
+	// atRest encryption of the datastore's files.
+	// +optional
+	AtRest *AtRestEncryption `json:"atRest,omitempty"`
+	// clientSide protection applied by applications and benchmark clients.
+	// +optional
+	ClientSide *ClientSideEncryption `json:"clientSide,omitempty"`
 	// compliance presets declared by the profile or datastore.
 	// +optional
 	Compliance []CompliancePreset `json:"compliance,omitempty"`

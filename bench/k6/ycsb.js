@@ -37,6 +37,12 @@
 //   CQL_LOGIN_DIR         a directory with the files username and password (a mounted Secret)
 //                         (an application's view of a live Disabled→Optional→Required change;
 //                         never for a measurement); unset
+//   YCSB_CLIENT_CIPHER / YCSB_CLIENT_SIGNATURE  client-side protection of every written field
+//                         (pkg/fieldcrypt): AES-GCM or ChaCha20-Poly1305, and Ed25519,
+//                         ECDSA-P256 or RSA-2048; a read whose value does not open counts as
+//                         an error; unset (None) stores values as they are
+//   YCSB_CLIENT_FIELDS    how many fields, from field0 on, are protected; all
+//   YCSB_CLIENT_KEY_DIR   the keys' directory (the datastore's client-keys Secret, mounted)
 //   CQL_RETRIES           retries of a failed statement, on the next node at once and on every
 //                         node again after a pause (100 ms doubling to 2 s); 0 (a benchmark
 //                         counts every failure)
@@ -109,6 +115,15 @@ const db = cql({
   connectionsPerHost: num('CQL_CONNECTIONS_PER_HOST', 0),
   retries: num('CQL_RETRIES', 0),
   loginDir: env.CQL_LOGIN_DIR || '',
+  clientSide:
+    env.YCSB_CLIENT_CIPHER || env.YCSB_CLIENT_SIGNATURE
+      ? {
+          cipher: env.YCSB_CLIENT_CIPHER || 'None',
+          signature: env.YCSB_CLIENT_SIGNATURE || 'None',
+          fields: num('YCSB_CLIENT_FIELDS', 0),
+          keyDir: env.YCSB_CLIENT_KEY_DIR || '',
+        }
+      : undefined,
   profile: env.YCSB_PROFILE || (env.CQL_TLS_PROTOCOL ? 'tls' : 'plaintext'),
   tls: env.CQL_TLS_PROTOCOL
     ? {

@@ -28,15 +28,16 @@ func main() {
 		rf       = flag.Int("replication-factor", 3, "replication factor of the test keyspace")
 		value    = flag.String("value", "", "the value to write (a confidentiality canary's marker); empty writes the time")
 		login    = flag.String("login", "", "directory with the files username and password (a datastore's login Secret, mounted); empty connects without a login")
+		expect   = flag.String("expect", "", "write nothing: read the row an earlier run wrote and check it holds this value")
 	)
 	flag.Parse()
-	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login); err != nil {
+	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login, *expect); err != nil {
 		fmt.Fprintln(os.Stderr, "cql-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login string) error {
+func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, expect string) error {
 	if hosts == "" {
 		return fmt.Errorf("--hosts is required")
 	}
@@ -85,6 +86,17 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login s
 		return fmt.Errorf("connecting to %s: %w", hosts, err)
 	}
 	defer session.Close()
+	if expect != "" {
+		var got string
+		if err := session.Query("SELECT v FROM e2e.kv WHERE k = ?", "probe").Consistency(gocql.All).Scan(&got); err != nil {
+			return fmt.Errorf("read at consistency ALL: %w", err)
+		}
+		if got != expect {
+			return fmt.Errorf("read %q; want %q", got, expect)
+		}
+		fmt.Println("ok: read back the expected value at consistency ALL")
+		return nil
+	}
 	for _, q := range []string{
 		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS e2e WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", rf),
 		"CREATE TABLE IF NOT EXISTS e2e.kv (k text PRIMARY KEY, v text)",

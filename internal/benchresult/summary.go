@@ -45,6 +45,17 @@ type Summary struct {
 	WarmUp *WarmUp `json:"warmUp,omitempty"`
 	// Writes: what the history checker found, when the client recorded its writes.
 	Writes *Writes `json:"writes,omitempty"`
+	// ClientSide: the fields the client encrypted or signed before they left it.
+	ClientSide *ClientSide `json:"clientSide,omitempty"`
+}
+
+// ClientSide is the client-side protection a run applied to every write and checked on every
+// read (pkg/fieldcrypt): a read whose value does not open counts as an error.
+type ClientSide struct {
+	Cipher    string `json:"cipher"`
+	Signature string `json:"signature"`
+	// Fields: how many of a record's fields, from field0 on.
+	Fields int `json:"fields"`
 }
 
 // WarmUp is a warm-up that ran until the throughput was steady: how long it took, and whether

@@ -90,6 +90,10 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome, verifyWrites bool) {
 	run.ThroughputOpsPerSec = int64(out.Throughput + 0.5)
 	run.Errors, run.DroppedIterations = sum.Errors, sum.DroppedIterations
 	run.NegotiatedProtocol, run.NegotiatedCipherSuite = sum.Protocol, sum.Suite
+	run.ClientSide = ""
+	if cs := sum.ClientSide; cs != nil {
+		run.ClientSide = fmt.Sprintf("%s + %s on %d fields", cs.Cipher, cs.Signature, cs.Fields)
+	}
 	run.ClientCPUMillis = int64(sum.ClientCPUSeconds * 1000)
 	run.Latencies = nil
 	for _, l := range sum.Latencies {

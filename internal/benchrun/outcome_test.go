@@ -117,8 +117,18 @@ func TestRecord(t *testing.T) {
 		t.Errorf("series %v (step %d), CV %q; want the four seconds and 0.008", run.ThroughputSeries, run.SeriesStepSeconds, run.ThroughputCV)
 	}
 	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, false)
-	if run.ThroughputSeries != nil || run.ThroughputCV != "" {
-		t.Errorf("a rerun without a series keeps the old one: %v %q", run.ThroughputSeries, run.ThroughputCV)
+	if run.ThroughputSeries != nil || run.ThroughputCV != "" || run.ClientSide != "" {
+		t.Errorf("a rerun without a series keeps the old one: %v %q; client side %q", run.ThroughputSeries, run.ThroughputCV, run.ClientSide)
+	}
+	sealed := sum
+	sealed.ClientSide = &benchresult.ClientSide{Cipher: "AES-GCM", Signature: "Ed25519", Fields: 5}
+	Record(&run, Outcome{Summary: sealed, Throughput: 99.6}, false)
+	if run.ClientSide != "AES-GCM + Ed25519 on 5 fields" {
+		t.Errorf("client side %q; want what the client applied", run.ClientSide)
+	}
+	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, false)
+	if run.ClientSide != "" {
+		t.Errorf("a rerun without client-side protection keeps %q", run.ClientSide)
 	}
 }
 

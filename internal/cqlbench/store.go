@@ -5,6 +5,7 @@
 package cqlbench
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -49,6 +50,8 @@ type Options struct {
 	PlaintextFallback bool
 	// Login of a cluster with PasswordAuthenticator; nil connects without one.
 	Login *Login
+	// ClientSide encrypts and signs fields in the client; nil stores them as they are.
+	ClientSide *ClientSide
 	// Retries of a failed statement: on the next node at once, and, when every node failed,
 	// on all of them again after a pause that doubles from 100 ms to 2 s, up to Retries times
 	// each. 0 fails at once, as a benchmark wants (it counts the failure). Every YCSB statement
@@ -87,11 +90,12 @@ var ErrNotFound = errors.New("no record with this key")
 
 // Store runs YCSB operations against one Cassandra cluster.
 type Store struct {
-	session *gocql.Session
-	dialer  *dialer
-	ks      string
-	fields  int
-	retries int
+	session    *gocql.Session
+	dialer     *dialer
+	ks         string
+	fields     int
+	retries    int
+	clientSide *ClientSide
 
 	read, scan, insert, record string
 	update                     []string
@@ -140,7 +144,10 @@ func Open(o Options) (*Store, error) {
 		c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: o.Retries}
 		c.DefaultIdempotence = true
 	}
-	s := &Store{ks: o.Keyspace, fields: o.FieldCount, retries: o.Retries}
+	s := &Store{ks: o.Keyspace, fields: o.FieldCount, retries: o.Retries, clientSide: o.ClientSide}
+	if cs := o.ClientSide; cs != nil && (cs.Codec == nil || cs.Fields < 1 || cs.Fields > o.FieldCount) {
+		return nil, fmt.Errorf("client-side encryption of %d fields: give a codec and from 1 to fieldCount (%d) fields", cs.Fields, o.FieldCount)
+	}
 	if s.ks == "" {
 		s.ks = "ycsb"
 	}
@@ -167,9 +174,16 @@ func (s *Store) prepareStatements() {
 	for i := range s.fields {
 		cols, marks = append(cols, ycsb.FieldName(i)), append(marks, "?")
 	}
-	s.read = "SELECT * FROM " + table + " WHERE y_id = ? LIMIT 1"
+	// YCSB's binding reads with *, which returns the fields in the order of their names
+	// (field10 before field2); opening envelopes needs each column's field, so client-side
+	// encryption names them.
+	all := "*"
+	if s.clientSide != nil {
+		all = strings.Join(cols, ", ")
+	}
+	s.read = "SELECT " + all + " FROM " + table + " WHERE y_id = ? LIMIT 1"
 	s.record = "SELECT " + strings.Join(cols[1:], ", ") + " FROM " + table + " WHERE y_id = ?"
-	s.scan = "SELECT * FROM " + table + " WHERE token(y_id) >= token(?) LIMIT ?"
+	s.scan = "SELECT " + all + " FROM " + table + " WHERE token(y_id) >= token(?) LIMIT ?"
 	s.insert = "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
 	s.update = make([]string, s.fields)
 	for i := range s.fields {
@@ -236,13 +250,22 @@ type Client struct {
 	// statement, its options and the values, and one per operation was garbage.
 	read, scan, insert *gocql.Query
 	update             []*gocql.Query
+	crypt              *cellCrypt // nil without client-side encryption
+	key                []byte     // the key of the row being read, for crypt
 }
 
 // Client returns a client; clients are not safe for concurrent use, the Store is.
 func (s *Store) Client() *Client {
 	c := &Client{s: s, args: make([]any, s.fields+1), row: make([]any, s.fields+1), update: make([]*gocql.Query, s.fields)}
+	if s.clientSide == nil {
+		for i := range c.row {
+			c.row[i] = &received{}
+		}
+		return c
+	}
+	c.crypt = newCellCrypt(*s.clientSide, s.ks, s.fields)
 	for i := range c.row {
-		c.row[i] = &received{}
+		c.row[i] = &sealedColumn{c: c.crypt, key: &c.key, field: i - 1}
 	}
 	return c
 }
@@ -262,7 +285,15 @@ func (r *received) UnmarshalCQL(_ gocql.TypeInfo, data []byte) error {
 func (c *Client) Insert(ctx context.Context, key string, values [][]byte, stamp int64) error {
 	c.args[0] = key
 	for i, v := range values {
-		c.args[i+1] = v
+		if c.crypt == nil {
+			c.args[i+1] = v
+			continue
+		}
+		sealed, err := c.crypt.seal(key, i, v)
+		if err != nil {
+			return err
+		}
+		c.args[i+1] = sealed
 	}
 	return c.exec(ctx, c.query(&c.insert, c.s.insert, len(c.args)).WithTimestamp(stamp))
 }
@@ -270,6 +301,13 @@ func (c *Client) Insert(ctx context.Context, key string, values [][]byte, stamp 
 // Update writes one field, stamped as Insert is.
 func (c *Client) Update(ctx context.Context, key string, field int, value []byte, stamp int64) error {
 	c.args[0], c.args[1] = value, key
+	if c.crypt != nil {
+		sealed, err := c.crypt.seal(key, field, value)
+		if err != nil {
+			return err
+		}
+		c.args[0] = sealed
+	}
 	return c.exec(ctx, c.query(&c.update[field], c.s.update[field], 2).WithTimestamp(stamp))
 }
 
@@ -296,7 +334,8 @@ func (c *Client) Read(ctx context.Context, key string) error {
 }
 
 // Record reads every field of a record at a consistency of its own (the history checker reads
-// at the strongest): nil when no record has the key, a nil field when it holds nothing.
+// at the strongest): nil when no record has the key, a nil field when it holds nothing. With
+// client-side encryption the fields are opened.
 func (s *Store) Record(ctx context.Context, key string, consistency gocql.Consistency) ([][]byte, error) {
 	fields := make([][]byte, s.fields)
 	dest := make([]any, s.fields)
@@ -307,7 +346,18 @@ func (s *Store) Record(ctx context.Context, key string, consistency gocql.Consis
 	if errors.Is(err, gocql.ErrNotFound) {
 		return nil, nil
 	}
-	return fields, err
+	if err != nil || s.clientSide == nil {
+		return fields, err
+	}
+	// A field that does not open is returned as stored: no write sealed those bytes, so the
+	// checker counts it corrupted, as it does a value damaged without client-side encryption.
+	crypt := newCellCrypt(*s.clientSide, s.ks, s.fields)
+	for i, f := range fields {
+		if v, err := crypt.open([]byte(key), i, f); err == nil {
+			fields[i] = bytes.Clone(v)
+		}
+	}
+	return fields, nil
 }
 
 // Scan reads up to n records from key on, in token order, as YCSB's CQL binding does.

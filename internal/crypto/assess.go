@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"fmt"
 	"slices"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -41,6 +42,7 @@ func Assess(e v1alpha1.EffectiveEncryption, engine v1alpha1.Engine) v1alpha1.Sec
 	}
 
 	a := v1alpha1.SecurityAssessment{ClientToNodeRank: ar, NodeToNodeRank: rr, Rank: ar + rr}
+	a.AtRestRank, a.ClientSideRank, a.Notes = assessData(e, engine)
 	for _, p := range presets {
 		if satisfies(p, e.ClientToNode) && satisfies(p, e.NodeToNode) {
 			a.SatisfiedPresets = append(a.SatisfiedPresets, p.Name)
@@ -105,4 +107,39 @@ func satisfies(p Preset, c v1alpha1.EffectiveChannel) bool {
 		s, ok := Lookup(name)
 		return !ok || !p.Allows(s)
 	})
+}
+
+// assessData ranks the protection of data on disk and from the datastore itself, and says in
+// words what stays readable: a rank alone would hide that Cassandra's engine-level encryption
+// leaves its SSTables in clear.
+func assessData(e v1alpha1.EffectiveEncryption, engine v1alpha1.Engine) (atRest, clientSide int32, notes []string) {
+	switch {
+	case e.AtRest != nil && e.AtRest.Engine != nil:
+		// Cassandra's transparent data encryption: AES/CBC/PKCS5Padding, no authentication tag.
+		atRest = Protection{Key256: e.AtRest.Engine.KeyBits >= 256, WidelyReviewed: true}.Rank()
+		if engine != v1alpha1.EngineHBase {
+			notes = append(notes, "at rest: Cassandra encrypts its commit log and hints only; SSTables (flushed and compacted data) stay in clear on disk, "+
+				"because open-source Cassandra has no SSTable encryption: add clientSide encryption or encrypted volumes to protect the data itself")
+		}
+	default:
+		notes = append(notes, "at rest: the datastore encrypts nothing it writes to disk")
+	}
+	if cs := e.ClientSide; cs != nil {
+		if cs.Cipher != v1alpha1.ClientCipherNone {
+			clientSide = Protection{FullTagAEAD: true, Key256: cs.Cipher != v1alpha1.ClientAES128GCM, SHA2Integrity: true, WidelyReviewed: true}.Rank()
+		}
+		fields := "every field"
+		if cs.Fields != nil {
+			fields = fmt.Sprintf("the first %d fields", *cs.Fields)
+		}
+		what := "encrypts"
+		switch {
+		case cs.Cipher == v1alpha1.ClientCipherNone:
+			what = "signs (without encrypting)"
+		case cs.Signature != v1alpha1.ClientSignatureNone:
+			what = "encrypts and signs"
+		}
+		notes = append(notes, fmt.Sprintf("client side: the client %s %s of each record; row keys, the other fields and the table's shape stay readable to the datastore", what, fields))
+	}
+	return atRest, clientSide, notes
 }

@@ -85,6 +85,21 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		}
 		res.Effective.VPN = resolveVPN(merged.VPN)
 	}
+	if a := merged.AtRest; a != nil && a.Engine != nil {
+		if engine == v1alpha1.EngineHBase {
+			errs = append(errs, field.Forbidden(root.Child("atRest", "engine"), "engine-level encryption at rest is built for Cassandra so far; remove atRest.engine from an HBase profile"))
+		}
+		out := a.DeepCopy()
+		setDefault(&out.Engine.KeyBits, 128)
+		res.Effective.AtRest = out
+	}
+	if cs := merged.ClientSide; cs != nil {
+		if engine == v1alpha1.EngineHBase {
+			errs = append(errs, field.Forbidden(root.Child("clientSide"), "client-side protection is built into the CQL benchmark client so far; "+
+				"protect HBase data with hbase (Kerberos, SASL privacy, HDFS encryption) or its native TLS, and remove clientSide"))
+		}
+		res.Effective.ClientSide = resolveClientSide(cs)
+	}
 	res.Assessment = Assess(res.Effective, engine)
 	return res, errs
 }
@@ -145,6 +160,14 @@ func Merge(base, overrides *v1alpha1.EncryptionSettings) v1alpha1.EncryptionSett
 		if o.VPN.OpenVPN != nil {
 			out.VPN.OpenVPN = o.VPN.OpenVPN
 		}
+	}
+	if o.AtRest != nil {
+		out.AtRest = o.AtRest.DeepCopy()
+	}
+	if o.ClientSide != nil {
+		// Keys are made for one cipher and signature, so the client-side settings are taken as
+		// a whole, never mixed field by field.
+		out.ClientSide = o.ClientSide.DeepCopy()
 	}
 	for _, p := range o.Compliance {
 		if !slices.Contains(out.Compliance, p) {
@@ -370,6 +393,13 @@ func resolveHBase(h *v1alpha1.HBaseSecurity) *v1alpha1.HBaseSecurity {
 		setDefault(&d.KeyBitLength, 128)
 	}
 	setDefault(&d.Protection, v1alpha1.ProtectionAuthentication)
+	return out
+}
+
+func resolveClientSide(c *v1alpha1.ClientSideEncryption) *v1alpha1.ClientSideEncryption {
+	out := c.DeepCopy()
+	setDefault(&out.Cipher, v1alpha1.ClientAES256GCM)
+	setDefault(&out.Signature, v1alpha1.ClientSignatureNone)
 	return out
 }
 

@@ -1,7 +1,10 @@
 package crypto
 
 import (
+	"strings"
 	"testing"
+
+	"secured.dev/operator/api/v1alpha1"
 )
 
 func TestRankRule(t *testing.T) {
@@ -78,5 +81,34 @@ func BenchmarkSuiteRank(b *testing.B) {
 		for _, s := range all {
 			_ = s.Rank()
 		}
+	}
+}
+
+// Data protection is ranked apart from the wire, and its notes say what stays readable: above
+// all that Cassandra's engine-level encryption leaves SSTables in clear.
+func TestAssessmentOfDataOnDiskAndInTheClient(t *testing.T) {
+	plain := Assess(v1alpha1.EffectiveEncryption{}, v1alpha1.EngineCassandra)
+	if plain.AtRestRank != 0 || plain.ClientSideRank != 0 || len(plain.Notes) != 1 || !strings.Contains(plain.Notes[0], "encrypts nothing it writes to disk") {
+		t.Errorf("plaintext: %+v", plain)
+	}
+	fields := int32(3)
+	e := v1alpha1.EffectiveEncryption{
+		AtRest:     &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{KeyBits: 256}},
+		ClientSide: &v1alpha1.ClientSideEncryption{Cipher: v1alpha1.ClientAES128GCM, Signature: v1alpha1.ClientEd25519, Fields: &fields},
+	}
+	a := Assess(e, v1alpha1.EngineCassandra)
+	// AES-256-CBC: a 256-bit key, widely reviewed, no tag; AES-128-GCM: a full-tag AEAD.
+	if a.AtRestRank != 1+4+1 || a.ClientSideRank != 1+16+2+1 || a.Rank != plain.Rank {
+		t.Errorf("ranks at rest %d, client side %d, wire %d; want 6, 20 and the wire rank unchanged (%d)", a.AtRestRank, a.ClientSideRank, a.Rank, plain.Rank)
+	}
+	joined := strings.Join(a.Notes, "\n")
+	for _, want := range []string{"SSTables (flushed and compacted data) stay in clear", "encrypts and signs the first 3 fields", "row keys"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("notes %q lack %q", joined, want)
+		}
+	}
+	signOnly := Assess(v1alpha1.EffectiveEncryption{ClientSide: &v1alpha1.ClientSideEncryption{Cipher: v1alpha1.ClientCipherNone, Signature: v1alpha1.ClientRSA2048}}, v1alpha1.EngineCassandra)
+	if signOnly.ClientSideRank != 0 || !strings.Contains(strings.Join(signOnly.Notes, " "), "signs (without encrypting) every field") {
+		t.Errorf("signatures only: %+v", signOnly)
 	}
 }

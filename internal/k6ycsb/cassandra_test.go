@@ -77,6 +77,7 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 
 	remoteWrite(t, with)
 	checkWrites(t, node, with)
+	checkClientSide(t, node, with)
 
 	// A warm-up until steady: the extension ends it when the last 10 s are flat (or at the
 	// maximum), then measures the duration; the summary says how long the warm-up took.

@@ -1,6 +1,7 @@
 package k6ycsb
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -14,8 +15,10 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/js/common"
 
+	"secured.dev/operator/internal/benchresult"
 	"secured.dev/operator/internal/cqlbench"
 	"secured.dev/operator/internal/pintls"
+	"secured.dev/operator/pkg/fieldcrypt"
 )
 
 // cqlOptions are the script's ycsb.cql({...}) options.
@@ -31,6 +34,49 @@ type cqlOptions struct {
 	// LoginDir holds the files username and password (a mounted Secret) of a cluster with
 	// PasswordAuthenticator; the password never passes through the script.
 	LoginDir string `js:"loginDir"`
+	// ClientSide encrypts and signs fields before they leave the client.
+	ClientSide *clientSideOptions `js:"clientSide"`
+}
+
+// clientSideOptions are pkg/fieldcrypt's settings; the keys are files in keyDir (a mounted
+// Secret), so no key passes through the script.
+type clientSideOptions struct {
+	Cipher    string `js:"cipher"`
+	Signature string `js:"signature"`
+	// Fields: how many of a record's fields are protected, from field0 on; all when 0.
+	Fields int    `js:"fields"`
+	KeyDir string `js:"keyDir"`
+}
+
+// settings turns the options into the binding's, with the codec built from keyDir.
+func (o clientSideOptions) settings(fieldCount int) (*cqlbench.ClientSide, error) {
+	c, err := fieldcrypt.ParseCipher(cmp.Or(o.Cipher, "None"))
+	if err != nil {
+		return nil, fmt.Errorf("ycsb.cql clientSide.cipher: %w", err)
+	}
+	s, err := fieldcrypt.ParseSignature(cmp.Or(o.Signature, "None"))
+	if err != nil {
+		return nil, fmt.Errorf("ycsb.cql clientSide.signature: %w", err)
+	}
+	if o.Fields < 0 || o.Fields > fieldCount {
+		return nil, fmt.Errorf("ycsb.cql clientSide.fields %d: give from 1 to the workload's fieldCount (%d), or 0 for all", o.Fields, fieldCount)
+	}
+	if o.KeyDir == "" {
+		return nil, errors.New("ycsb.cql clientSide.keyDir: give the directory of the keys (the datastore's client-keys Secret, mounted)")
+	}
+	codec, err := fieldcrypt.LoadDir(o.KeyDir, c, s)
+	if err != nil {
+		return nil, fmt.Errorf("ycsb.cql clientSide: %w", err)
+	}
+	return &cqlbench.ClientSide{Codec: codec, Fields: cmp.Or(o.Fields, fieldCount)}, nil
+}
+
+// summary is the summary's account of the protection.
+func (o *clientSideOptions) summary(fieldCount int) *benchresult.ClientSide {
+	if o == nil {
+		return nil
+	}
+	return &benchresult.ClientSide{Cipher: cmp.Or(o.Cipher, "None"), Signature: cmp.Or(o.Signature, "None"), Fields: cmp.Or(o.Fields, fieldCount)}
 }
 
 // tlsOptions pin the session to one protocol and one suite.
@@ -60,8 +106,15 @@ func (m *module) cql(opts sobek.Value) *DB {
 	if err := decode(rt, "ycsb.cql", opts, &o); err != nil {
 		common.Throw(rt, err)
 	}
+	// Options are checked here, in the init context, so a mistake fails before any user runs;
+	// the record's field count is the workload's, known only when the session opens.
 	if o.TLS != nil {
-		if _, err := o.settings(1); err != nil {
+		if _, err := (cqlOptions{TLS: o.TLS, Retries: o.Retries}).settings(1); err != nil {
+			common.Throw(rt, err)
+		}
+	}
+	if cs := o.ClientSide; cs != nil {
+		if _, err := cs.settings(max(cs.Fields, 1)); err != nil {
 			common.Throw(rt, err)
 		}
 	}
@@ -98,6 +151,13 @@ func (o cqlOptions) settings(fieldCount int) (cqlbench.Options, error) {
 			return s, fmt.Errorf("ycsb.cql timeout %q: give a positive duration such as \"10s\"", o.Timeout)
 		}
 		s.Timeout = d
+	}
+	if o.ClientSide != nil {
+		cs, err := o.ClientSide.settings(fieldCount)
+		if err != nil {
+			return s, err
+		}
+		s.ClientSide = cs
 	}
 	if o.TLS == nil {
 		return s, nil

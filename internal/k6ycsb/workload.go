@@ -494,6 +494,7 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 	if db.open(wl.shared.w.FieldCount) == nil { // the session the users shared, or nothing
 		s.Protocol, s.Suite = db.store.Negotiated()
 		s.Connections = db.store.Connections()
+		s.ClientSide = db.opts.ClientSide.summary(wl.shared.w.FieldCount)
 	}
 	b, err := s.Marshal()
 	if err != nil {

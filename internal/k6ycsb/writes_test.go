@@ -42,7 +42,7 @@ func checkWrites(t *testing.T, node *dataplane.CassandraNode, with func(map[stri
 	}
 
 	session := dataplane.CQLSession(t, nil, node)
-	before := rows(t, session)
+	before := tableRows(t, session, "checked")
 	run, out, err := runK6(t, env(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s", "YCSB_VERIFY_WRITES": "true"}))
 	if err != nil {
 		t.Fatalf("workload A with a write history: %v\n%s", err, out)
@@ -55,7 +55,7 @@ func checkWrites(t *testing.T, node *dataplane.CassandraNode, with func(map[stri
 
 	// The damage: a field the run updated gets its loaded value back (stale), another record's
 	// field gets bytes nobody sealed (corrupted), a third record is deleted (lost, every field).
-	after := rows(t, session)
+	after := tableRows(t, session, "checked")
 	var staleKey string
 	var staleField int
 	for key, vs := range after {
@@ -103,11 +103,11 @@ func checkWrites(t *testing.T, node *dataplane.CassandraNode, with func(map[stri
 	t.Logf("after the damage: %d verified, %d lost, %d stale, %d corrupted; first: %s", w.Verified, w.Lost, w.Stale, w.Corrupted, w.FirstProblem)
 }
 
-// rows is the whole table, by key.
-func rows(t *testing.T, s *gocql.Session) map[string][]string {
+// tableRows is a keyspace's whole usertable as the server holds it, by key.
+func tableRows(t *testing.T, s *gocql.Session, keyspace string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	it := s.Query("SELECT y_id, field0, field1, field2, field3, field4, field5, field6, field7, field8, field9 FROM checked.usertable").Consistency(gocql.All).Iter()
+	it := s.Query("SELECT y_id, field0, field1, field2, field3, field4, field5, field6, field7, field8, field9 FROM " + keyspace + ".usertable").Consistency(gocql.All).Iter()
 	var key string
 	vals := make([]string, 10)
 	dest := []any{&key}

@@ -48,6 +48,8 @@ const (
 	caMount = "/etc/secured/ca"
 	// loginMount holds the client login Secret's username and password files.
 	loginMount = "/etc/secured/login"
+	// clientKeysMount holds the client-side keys (pkg/fieldcrypt's files).
+	clientKeysMount = "/etc/secured/client-keys"
 	// historyMount holds the write history of spec.verifyWrites: the root file system is
 	// read-only.
 	historyMount = "/var/run/ycsb"
@@ -192,6 +194,11 @@ func Build(j Job) (*batchv1.Job, error) {
 			Items: []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password"}}}}})
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "login", MountPath: loginMount, ReadOnly: true})
 	}
+	if j.Target.ClientKeysSecret != "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "client-keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: j.Target.ClientKeysSecret, DefaultMode: ptr.To[int32](0o440)}}})
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "client-keys", MountPath: clientKeysMount, ReadOnly: true})
+	}
 	if p := j.Target.Tunnel; p != nil {
 		// Pod i of the indexed Job is the tunnel's client-i.
 		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, vpn.ClientsSecretName(j.Target.Datastore))
@@ -312,6 +319,15 @@ func env(j Job) []corev1.EnvVar {
 	}
 	if j.Target.LoginSecret != "" {
 		add("CQL_LOGIN_DIR", loginMount)
+	}
+	if cs := j.Target.ClientSide; cs != nil {
+		c, _, sig := ClientSideAlgorithms(*cs)
+		add("YCSB_CLIENT_CIPHER", c.String())
+		add("YCSB_CLIENT_SIGNATURE", sig.String())
+		add("YCSB_CLIENT_KEY_DIR", clientKeysMount)
+		if cs.Fields != nil {
+			add("YCSB_CLIENT_FIELDS", strconv.Itoa(int(*cs.Fields)))
+		}
 	}
 	if j.RemoteWriteURL != "" {
 		add("K6_PROMETHEUS_RW_SERVER_URL", j.RemoteWriteURL)

@@ -258,3 +258,48 @@ func TestClientsJoinTheTunnel(t *testing.T) {
 		t.Errorf("a node-to-node tunnel leaves clients on the Service: %+v", target)
 	}
 }
+
+// A datastore with client-side protection gets clients that apply it: the keys' Secret mounted
+// read-only, the algorithms in pkg/fieldcrypt's names, the field count passed on.
+func TestClientsApplyClientSideProtection(t *testing.T) {
+	ds := tlsDatastore()
+	ds.Status.Encryption.Effective.ClientSide = &v1alpha1.ClientSideEncryption{Cipher: v1alpha1.ClientAES128GCM, Signature: v1alpha1.ClientECDSAP256, Fields: ptr.To[int32](3)}
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "orders-a", Namespace: "shop"}, Spec: v1alpha1.DatastoreBenchmarkSpec{Workload: v1alpha1.Workload{Preset: "A"}}}
+	j, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/k6:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := j.Spec.Template.Spec
+	env := map[string]string{}
+	for _, e := range pod.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	want := map[string]string{"YCSB_CLIENT_CIPHER": "AES-GCM", "YCSB_CLIENT_SIGNATURE": "ECDSA-P256", "YCSB_CLIENT_FIELDS": "3", "YCSB_CLIENT_KEY_DIR": "/etc/secured/client-keys"}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s=%q; want %q", k, env[k], v)
+		}
+	}
+	mounted := slices.ContainsFunc(pod.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool {
+		return m.Name == "client-keys" && m.MountPath == "/etc/secured/client-keys" && m.ReadOnly
+	})
+	fromSecret := slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
+		return v.Name == "client-keys" && v.Secret != nil && v.Secret.SecretName == "orders-client-keys"
+	})
+	if !mounted || !fromSecret {
+		t.Errorf("keys mounted read-only %v, from Secret orders-client-keys %v", mounted, fromSecret)
+	}
+
+	// Without client-side protection, nothing of it.
+	plain, _ := DatastoreTarget(tlsDatastore(), "cluster.local")
+	j, _ = Build(Job{Benchmark: b, Target: plain, Phase: PhaseRun, Image: "secured.dev/k6:test"})
+	for _, e := range j.Spec.Template.Spec.Containers[0].Env {
+		if strings.HasPrefix(e.Name, "YCSB_CLIENT_") {
+			t.Errorf("%s set without client-side protection", e.Name)
+		}
+	}
+}

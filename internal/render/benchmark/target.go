@@ -35,6 +35,10 @@ type Target struct {
 	// LoginSecret holds the CQL login (username, password) of a datastore with password
 	// authentication: its benchmark clients' role, which may use the ycsb keyspace only.
 	LoginSecret string
+	// ClientSide: the clients encrypt and sign fields with the keys in ClientKeysSecret, as the
+	// datastore's applications would; nil stores values as they are.
+	ClientSide       *v1alpha1.ClientSideEncryption
+	ClientKeysSecret string
 }
 
 // ServerPods selects the datastore's pods, whose CPU a run accounts for; nil for an external
@@ -102,6 +106,9 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	}
 	if cassandra.PasswordAuthentication(ds, t.Tunnel) {
 		t.LoginSecret = n.ClientSecret()
+	}
+	if cs := enc.Effective.ClientSide; cs != nil {
+		t.ClientSide, t.ClientKeysSecret = cs, n.ClientKeysSecret()
 	}
 	ch := enc.Effective.ClientToNode
 	if ch.Mode == v1alpha1.ChannelDisabled {

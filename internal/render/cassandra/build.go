@@ -37,6 +37,9 @@ type Cluster struct {
 	// CertSecret names the Secret with the node certificate and TrustConfigMap the ConfigMap
 	// with the trust bundle; both are mounted when the step enables TLS on any channel.
 	CertSecret, TrustConfigMap string
+	// AtRestSecret names the Secret with the at-rest keystore and its password, mounted when the
+	// step encrypts at rest.
+	AtRestSecret string
 }
 
 // Objects are the Kubernetes objects of one Cassandra datastore, besides its certificates.

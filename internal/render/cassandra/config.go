@@ -29,11 +29,14 @@ type Layout struct {
 	// TrustDir holds ca.crt, the CAs the node trusts: in pods the datastore's trust bundle
 	// (the current CA and the previous ones during a rotation); TLSDir when empty.
 	TrustDir string
+	// AtRestDir holds the at-rest keys' Secret: keystore.p12 and its password (engine-level
+	// encryption at rest).
+	AtRestDir string
 }
 
 // PodLayout is the layout in the pod: the upstream image's /var/lib/cassandra, the certificate
 // Secret under /etc/cassandra/tls and the trust bundle under /etc/cassandra/trust.
-var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tls", TrustDir: "/etc/cassandra/trust"}
+var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tls", TrustDir: "/etc/cassandra/trust", AtRestDir: "/etc/cassandra/at-rest"}
 
 func (l Layout) keystore() string { return l.TLSDir + "/tls-combined.pem" }
 
@@ -104,6 +107,9 @@ func Config(t Topology, step Step) ([]byte, error) {
 		"authenticator":             "AllowAllAuthenticator",
 		"authorizer":                "AllowAllAuthorizer",
 	}
+	if a := enc.AtRest; a != nil && a.Engine != nil {
+		cfg["transparent_data_encryption_options"] = transparentDataEncryption(a.Engine.KeyBits, l)
+	}
 	if t.PasswordAuthentication {
 		cfg["authenticator"], cfg["authorizer"], cfg["role_manager"] = "PasswordAuthenticator", "CassandraAuthorizer", "CassandraRoleManager"
 	}
@@ -114,6 +120,47 @@ func Config(t Topology, step Step) ([]byte, error) {
 		cfg["rpc_address"] = t.RPCAddress
 	}
 	return yaml.Marshal(cfg)
+}
+
+// The at-rest keys' Secret: a PKCS #12 keystore holding an AES key of each size, and its
+// password, which the launcher puts in place of AtRestPasswordPlaceholder in its copy of
+// cassandra.yaml (CASSANDRA_AT_REST_PASSWORD_FILE) so that it never sits in the ConfigMap.
+const (
+	AtRestKeystoreFile         = "keystore.p12"
+	AtRestPasswordFile         = "password"
+	AtRestPasswordPlaceholder  = "@AT_REST_PASSWORD@"
+	AtRestPasswordFileVariable = "CASSANDRA_AT_REST_PASSWORD_FILE"
+	atRestCipher               = "AES/CBC/PKCS5Padding"
+	atRestKeyAliasPrefix       = "sdo-aes"
+)
+
+// AtRestKeyAlias names the key of a size in the keystore: both sizes are there from the start,
+// so a change of keyBits is a roll, and commit log segments written with either key (their
+// header names the alias) still replay. No colon: HBase looks keys' passwords up in a
+// properties file, where a colon separates the key from the value.
+func AtRestKeyAlias(keyBits int32) string {
+	return fmt.Sprintf("%s%d-1", atRestKeyAliasPrefix, keyBits)
+}
+
+// transparentDataEncryption is Cassandra's encryption of the commit log and hints with a key
+// from the keystore (JKSKeyProvider reads PKCS #12 as well).
+func transparentDataEncryption(keyBits int32, l Layout) map[string]any {
+	return map[string]any{
+		"enabled":         true,
+		"chunk_length_kb": 64,
+		"cipher":          atRestCipher,
+		"key_alias":       AtRestKeyAlias(keyBits),
+		"iv_length":       16,
+		"key_provider": []any{map[string]any{
+			"class_name": "org.apache.cassandra.security.JKSKeyProvider",
+			"parameters": []any{map[string]any{
+				"keystore":          l.AtRestDir + "/" + AtRestKeystoreFile,
+				"keystore_password": AtRestPasswordPlaceholder,
+				"store_type":        "PKCS12",
+				"key_password":      AtRestPasswordPlaceholder,
+			}},
+		}},
+	}
 }
 
 func tlsCommon(ch v1alpha1.EffectiveChannel, l Layout, opts map[string]any) error {

@@ -56,7 +56,7 @@ func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEn
 		t.Fatal(err)
 	}
 	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
-		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds)})
+		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds), AtRestSecret: NamesOf(ds).AtRestSecret()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,8 @@ func toYAML(t *testing.T, objs []client.Object) []byte {
 
 // The sample TLS 1.3 datastore renders to golden Kubernetes and cert-manager objects.
 func TestSampleDatastoreObjects(t *testing.T) {
-	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-inline.yaml", "secureddatastore-cassandra-wireguard.yaml"} {
+	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-inline.yaml", "secureddatastore-cassandra-wireguard.yaml",
+		"secureddatastore-cassandra-data-protection.yaml"} {
 		ds, enc := sampleDatastore(t, file)
 		objs := build(t, ds, enc)
 		certObjs, err := certs.Build(certs.Request{Datastore: ds, Labels: Labels(ds), DNSNames: DNSNames(ds, "cluster.local"),

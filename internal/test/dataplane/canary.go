@@ -134,3 +134,28 @@ func Packets(pcap []byte) []Packet {
 	}
 	return out
 }
+
+// OnDisk lists the files under dir whose bytes hold marker in clear: the on-disk canary's eye,
+// as Capture is the wire canary's. A marker written through the real client must be absent from
+// the files a profile encrypts at rest and present in those it does not.
+func OnDisk(t testing.TB, dir, marker string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), marker) {
+			found = append(found, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("searching %s for the marker: %v", dir, err)
+	}
+	return found
+}

@@ -4,6 +4,7 @@
 package dataplane
 
 import (
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/javakeystore"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/vpn"
@@ -95,10 +97,60 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 	if node.CA != nil {
 		node.CA.WriteSecretWithKey(t, n.TLSDir(), node.RSAKey, append([]string{node.Address}, node.DNSNames...)...)
 	}
+	if encryptsAtRest(node.Step) {
+		writeAtRestKeys(t, n.AtRestDir())
+	}
 	n.render(t)
 	n.launch(t)
 	t.Cleanup(n.stop)
 	return n
+}
+
+// AtRestDir holds the node's at-rest keystore and password, shaped like the mounted Secret.
+func (n *CassandraNode) AtRestDir() string { return filepath.Join(n.Dir, "at-rest") }
+
+func encryptsAtRest(s cassandra.Step) bool {
+	return s.Encryption.AtRest != nil && s.Encryption.AtRest.Engine != nil
+}
+
+// writeAtRestKeys writes a keystore with a key of each size, as the operator's Secret holds.
+func writeAtRestKeys(t testing.TB, dir string) {
+	t.Helper()
+	var entries []javakeystore.Entry
+	for _, bits := range []int32{128, 256} {
+		key := make([]byte, bits/8)
+		if _, err := rand.Read(key); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, javakeystore.Entry{Alias: cassandra.AtRestKeyAlias(bits), Key: key})
+	}
+	const password = "dataplane-at-rest-password"
+	keystore, err := javakeystore.SecretKeys(entries, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{cassandra.AtRestKeystoreFile: keystore, cassandra.AtRestPasswordFile: []byte(password)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Kill ends the node with SIGKILL, as a crash does: what is only in the commit log stays there.
+func (n *CassandraNode) Kill() {
+	if n.proc != nil {
+		n.proc.kill()
+	}
+}
+
+// Start starts a node that was killed or stopped again, with the same files and data: its
+// commit log is replayed.
+func (n *CassandraNode) Start(t testing.TB) {
+	t.Helper()
+	n.launch(t)
 }
 
 // Restart stops the node and starts it again with the files rendered for another step, as a
@@ -115,7 +167,7 @@ func (n *CassandraNode) Restart(t testing.TB, step cassandra.Step) {
 func (n *CassandraNode) render(t testing.TB) {
 	t.Helper()
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
-		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir()},
+		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir(), AtRestDir: n.AtRestDir()},
 		PasswordAuthentication: n.PasswordAuthentication}
 	if n.Tunnel != nil {
 		// The launcher sets both addresses, the tunnel's from the address table and the
@@ -154,7 +206,8 @@ func (n *CassandraNode) launch(t testing.TB) {
 	cmd := n.command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
 	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
-		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0")
+		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0",
+		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), cassandra.AtRestPasswordFile), "TMPDIR="+n.Dir)
 	if n.Tunnel != nil {
 		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {
 			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {
@@ -162,7 +215,7 @@ func (n *CassandraNode) launch(t testing.TB) {
 			}
 			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 		}
-		cmd.Env = append(cmd.Env, "HOSTNAME="+n.Name, "TMPDIR="+n.Dir)
+		cmd.Env = append(cmd.Env, "HOSTNAME="+n.Name)
 	}
 	// The launcher execs java, so the process group holds the JVM and nothing else.
 	n.proc = startProcess(t, "Cassandra on "+n.Address, cmd, "Startup complete", 4*time.Minute)

@@ -115,6 +115,16 @@ func (p *process) stop() {
 	}
 }
 
+// kill ends the process group with SIGKILL at once, as a crash or an OOM kill does: nothing is
+// flushed.
+func (p *process) kill() {
+	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Wait()
+}
+
 func tail(s string, lines int) string {
 	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(all) > lines {

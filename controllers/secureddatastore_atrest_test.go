@@ -1,0 +1,73 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+)
+
+// Engine-level encryption at rest: the operator makes the keystore once (a Secret with no owner,
+// as long-lived as the volumes whose commit logs need it), mounts it into every node, and renders
+// Cassandra's transparent data encryption with a placeholder for the password, which stays out
+// of the ConfigMap. The profile's assessment says that SSTables stay in clear.
+func TestAtRestKeysAreMountedAndThePasswordStaysOutOfTheConfig(t *testing.T) {
+	g := NewWithT(t)
+	profile := plaintextProfile("ds-test-at-rest")
+	profile.Spec.AtRest = &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{}}
+	create(t, profile)
+	ds := datastore("at-rest", profile.Name)
+	create(t, ds)
+	key := client.ObjectKey{Namespace: ds.Namespace, Name: "at-rest-at-rest-keys"}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+	})
+	sec := &corev1.Secret{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), key, sec)).To(Succeed())
+	}).Should(Succeed())
+	g.Expect(sec.OwnerReferences).To(BeEmpty())
+	g.Expect(sec.Data).To(HaveKey("keystore.p12"))
+	password := string(sec.Data["password"])
+	g.Expect(password).To(MatchRegexp(`^[A-Za-z0-9_-]{32}$`))
+
+	g.Eventually(func(g Gomega) {
+		config := runningConfig(g, ds).Data["cassandra.yaml"]
+		g.Expect(config).To(ContainSubstring("key_alias: sdo-aes128-1"))
+		g.Expect(config).To(ContainSubstring("keystore_password: '@AT_REST_PASSWORD@'"))
+		g.Expect(config).NotTo(ContainSubstring(password))
+		pod := statefulSet(g, ds).Spec.Template.Spec
+		g.Expect(pod.Volumes).To(ContainElement(HaveField("Secret.SecretName", key.Name)))
+		g.Expect(pod.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "CASSANDRA_AT_REST_PASSWORD_FILE", Value: "/etc/cassandra/at-rest/password"}))
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		a := get(g, &v1alpha1.EncryptionProfile{ObjectMeta: metav1.ObjectMeta{Name: profile.Name}}).Status.Assessment
+		g.Expect(a).NotTo(BeNil())
+		g.Expect(a.AtRestRank).To(BeNumerically(">", 0))
+		g.Expect(a.Notes).To(ContainElement(ContainSubstring("SSTables (flushed and compacted data) stay in clear")))
+	}).Should(Succeed())
+
+	// The keystore emptied by hand: at its next pass (Secrets are read, never watched or cached:
+	// a spec change brings the pass here) the datastore stops and says how to recover; nothing is
+	// regenerated over it.
+	sec.Data["keystore.p12"] = nil
+	g.Expect(env.Client.Update(context.Background(), sec)).To(Succeed())
+	g.Eventually(func() error {
+		d := get(NewWithT(t), &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}})
+		d.Spec.Verification = &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 3 * time.Minute}}
+		return env.Client.Update(context.Background(), d)
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonAtRestKeysMissing))
+		g.Expect(c.Message).To(ContainSubstring("lacks keystore.p12"))
+	}).Should(Succeed())
+	g.Expect(env.Client.Get(context.Background(), key, sec)).To(Succeed())
+	g.Expect(sec.Data["keystore.p12"]).To(BeEmpty())
+}
