@@ -93,8 +93,10 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 // without a restart.
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
-	if err := e.ensureAtRestKeys(ctx); err != nil {
-		return ctrl.Result{}, err
+	if encryptsAtRest(&e.step.Encryption) || (e.applied != nil && encryptsAtRest(&e.applied.Encryption)) {
+		if err := r.ensureAtRestKeys(ctx, ds, cassandra.Labels(ds)); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
 		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
@@ -163,7 +165,7 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	if e.step.TLSEnabled() {
 		c.CertSecret, c.TrustConfigMap = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
 	}
-	if encryptsAtRest(&e.step) {
+	if encryptsAtRest(&e.step.Encryption) {
 		c.AtRestSecret = cassandra.NamesOf(ds).AtRestSecret()
 	}
 	objs, err := cassandra.Build(c)

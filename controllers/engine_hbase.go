@@ -14,6 +14,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/kerberos"
+	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/podtemplate"
@@ -123,6 +124,7 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 		Datastore: ds, Encryption: step, Image: o.HBaseImage, KDCImage: o.KDCImage, KeyVersion: e.keyVersion,
 		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
+		AtRestSecret: cassandra.NamesOf(ds).AtRestSecret(),
 	})
 	if e.rendered == nil {
 		e.rendered = map[string]renderedHBase{}
@@ -161,9 +163,15 @@ func (e *hbaseEngine) updated(sts, want *appsv1.StatefulSet) bool {
 // managed KDC serves them from one Secret, each role mounts its keytab Secret. A new value of
 // the datastore's rotate-keytabs annotation rotates every key in two moves: keytabs gain the
 // next key version (pods restart to load it) while the KDC still issues the current one; once
-// every pod runs with it, the KDC issues the new version.
+// every pod runs with it, the KDC issues the new version. With encryption at rest it first makes
+// the at-rest keystore (ensureAtRestKeys), which the Master and RegionServers mount.
 func (e *hbaseEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
+	if encryptsAtRest(&e.step) || encryptsAtRest(e.applied) {
+		if err := r.ensureAtRestKeys(ctx, ds, hbase.Labels(ds, "")); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if s.resolution.Effective.HBase.Authentication != v1alpha1.AuthenticationKerberos {
 		setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionKerberosReady, metav1.ConditionTrue, v1alpha1.ReasonNotNeeded, "the profile uses no Kerberos")
 		return ctrl.Result{}, nil

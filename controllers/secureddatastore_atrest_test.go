@@ -6,11 +6,13 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/hbase"
 )
 
 // Engine-level encryption at rest: the operator makes the keystore once (a Secret with no owner,
@@ -66,8 +68,47 @@ func TestAtRestKeysAreMountedAndThePasswordStaysOutOfTheConfig(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
 		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonAtRestKeysMissing))
-		g.Expect(c.Message).To(ContainSubstring("lacks keystore.p12"))
+		g.Expect(c.Message).To(ContainSubstring("lacks keystore.p12:"))
 	}).Should(Succeed())
 	g.Expect(env.Client.Get(context.Background(), key, sec)).To(Succeed())
 	g.Expect(sec.Data["keystore.p12"]).To(BeEmpty())
+}
+
+// An HBase datastore encrypting at rest gets the same keystore Secret; its Master and
+// RegionServers mount it (HBase reads each key's password from its properties file), the other
+// roles do not, and hbase-site.xml names the keystore but holds no password.
+func TestHBaseAtRestKeysAreMountedWhereRegionsLive(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ds := plaintextHBase("sealedlog")
+	ds.Spec.Encryption.AtRest = &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{KeyBits: 256}}
+	create(t, ds)
+	key := client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-at-rest-keys"}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+	})
+	sec := &corev1.Secret{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, key, sec)).To(Succeed())
+	}).Should(Succeed())
+	g.Expect(sec.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "hbase"))
+	password := string(sec.Data["password"])
+	n := hbase.NamesOf(ds)
+	g.Eventually(func(g Gomega) {
+		for role, want := range map[hbase.Role]bool{hbase.Master: true, hbase.RegionServer: true, hbase.DataNode: false, hbase.ZooKeeper: false} {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.StatefulSet(role)}, sts)).To(Succeed())
+			mounted := false
+			for _, v := range sts.Spec.Template.Spec.Volumes {
+				mounted = mounted || (v.Secret != nil && v.Secret.SecretName == key.Name)
+			}
+			g.Expect(mounted).To(Equal(want), "%s mounts the at-rest keys: %v", role, mounted)
+		}
+		cm := &corev1.ConfigMap{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: n.ConfigMap()}, cm)).To(Succeed())
+		site := cm.Data["hbase-site.xml"]
+		g.Expect(site).To(ContainSubstring("pkcs12:///etc/secured/at-rest/keystore.p12?passwordFile=/etc/secured/at-rest/passwords.properties"))
+		g.Expect(site).To(ContainSubstring("sdo-aes256-1"))
+		g.Expect(site).NotTo(ContainSubstring(password))
+	}).Should(Succeed())
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/atrest"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/test/dataplane"
 )
@@ -70,7 +71,7 @@ func TestDataProtectedAtRestAndInTheClient(t *testing.T) {
 	if err := c.List(ctx, &cms, client.InNamespace(ns.Name)); err != nil {
 		t.Fatal(err)
 	}
-	password := secretValue(t, c, ns.Name, n.AtRestSecret(), cassandra.AtRestPasswordFile)
+	password := secretValue(t, c, ns.Name, n.AtRestSecret(), atrest.PasswordFile)
 	for _, cm := range cms.Items {
 		for key, v := range cm.Data {
 			if strings.Contains(v, password) {

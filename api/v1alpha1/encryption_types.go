@@ -288,7 +288,8 @@ type AtRestEncryption struct {
 	// in the Secret <datastore>-at-rest-keys (a PKCS #12 keystore). Cassandra encrypts its commit
 	// log and hints (transparent data encryption); open-source Cassandra has no encryption of
 	// SSTables, so flushed and compacted data stays in clear: the profile's assessment says so.
-	// HBase encrypts HFiles and its write-ahead log.
+	// HBase encrypts its write-ahead log and the HFiles of column families created with
+	// ENCRYPTION => 'AES' (the benchmark's table is; an application's tables must ask for it).
 	// +optional
 	Engine *EngineAtRest `json:"engine,omitempty"`
 }

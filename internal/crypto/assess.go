@@ -115,9 +115,13 @@ func satisfies(p Preset, c v1alpha1.EffectiveChannel) bool {
 func assessData(e v1alpha1.EffectiveEncryption, engine v1alpha1.Engine) (atRest, clientSide int32, notes []string) {
 	switch {
 	case e.AtRest != nil && e.AtRest.Engine != nil:
-		// Cassandra's transparent data encryption: AES/CBC/PKCS5Padding, no authentication tag.
+		// Cassandra's transparent data encryption (AES/CBC/PKCS5Padding) and HBase's (AES/CTR):
+		// no authentication tag.
 		atRest = Protection{Key256: e.AtRest.Engine.KeyBits >= 256, WidelyReviewed: true}.Rank()
-		if engine != v1alpha1.EngineHBase {
+		if engine == v1alpha1.EngineHBase {
+			notes = append(notes, "at rest: HBase encrypts its write-ahead logs and the HFiles of column families created with ENCRYPTION => 'AES' "+
+				"(the benchmark's table is); other column families' HFiles stay in clear on HDFS")
+		} else {
 			notes = append(notes, "at rest: Cassandra encrypts its commit log and hints only; SSTables (flushed and compacted data) stay in clear on disk, "+
 				"because open-source Cassandra has no SSTable encryption: add clientSide encryption or encrypted volumes to protect the data itself")
 		}

@@ -86,9 +86,6 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		res.Effective.VPN = resolveVPN(merged.VPN)
 	}
 	if a := merged.AtRest; a != nil && a.Engine != nil {
-		if engine == v1alpha1.EngineHBase {
-			errs = append(errs, field.Forbidden(root.Child("atRest", "engine"), "engine-level encryption at rest is built for Cassandra so far; remove atRest.engine from an HBase profile"))
-		}
 		out := a.DeepCopy()
 		setDefault(&out.Engine.KeyBits, 128)
 		res.Effective.AtRest = out

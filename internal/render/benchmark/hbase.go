@@ -50,6 +50,10 @@ func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alp
 	if enc.Effective.ClientToNode.Mode != v1alpha1.ChannelDisabled {
 		t.HBase.TrustConfigMap = certs.TrustConfigMap(ds)
 	}
+	if a := enc.Effective.AtRest; a != nil && a.Engine != nil {
+		// HBase encrypts only the HFiles of column families created encrypted.
+		t.HBase.Properties["columnfamily.encryption"] = "AES"
+	}
 	return t
 }
 

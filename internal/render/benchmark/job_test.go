@@ -303,3 +303,27 @@ func TestClientsApplyClientSideProtection(t *testing.T) {
 		}
 	}
 }
+
+// Against an HBase datastore that encrypts at rest, the load phase creates the table's column
+// family encrypted: HBase encrypts only the HFiles of families that ask for it.
+func TestHBaseTablesAreCreatedEncryptedAtRest(t *testing.T) {
+	ds := hbaseDatastore()
+	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "events-a", Namespace: "db"}, Spec: v1alpha1.DatastoreBenchmarkSpec{Workload: v1alpha1.Workload{Preset: "A"}}}
+	for _, atRest := range []bool{false, true} {
+		if atRest {
+			ds.Status.Encryption.Effective.AtRest = &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{KeyBits: 128}}
+		}
+		target, err := DatastoreTarget(ds, "cluster.local")
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/ycsb:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := strings.Join(j.Spec.Template.Spec.Containers[0].Command, " ")
+		if got := strings.Contains(cmd, "columnfamily.encryption=AES"); got != atRest {
+			t.Errorf("at rest %v: the driver creates the family encrypted: %v\n%s", atRest, got, cmd)
+		}
+	}
+}

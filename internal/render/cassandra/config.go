@@ -11,6 +11,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/render/atrest"
 )
 
 // Ports every node uses.
@@ -29,8 +30,7 @@ type Layout struct {
 	// TrustDir holds ca.crt, the CAs the node trusts: in pods the datastore's trust bundle
 	// (the current CA and the previous ones during a rotation); TLSDir when empty.
 	TrustDir string
-	// AtRestDir holds the at-rest keys' Secret: keystore.p12 and its password (engine-level
-	// encryption at rest).
+	// AtRestDir holds the at-rest keys' Secret (internal/render/atrest's files).
 	AtRestDir string
 }
 
@@ -122,25 +122,14 @@ func Config(t Topology, step Step) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
-// The at-rest keys' Secret: a PKCS #12 keystore holding an AES key of each size, and its
-// password, which the launcher puts in place of AtRestPasswordPlaceholder in its copy of
-// cassandra.yaml (CASSANDRA_AT_REST_PASSWORD_FILE) so that it never sits in the ConfigMap.
+// The launcher puts the at-rest keystore's password (the Secret's atrest.PasswordFile, named
+// by CASSANDRA_AT_REST_PASSWORD_FILE) in place of AtRestPasswordPlaceholder in its copy of
+// cassandra.yaml, so that it never sits in the ConfigMap.
 const (
-	AtRestKeystoreFile         = "keystore.p12"
-	AtRestPasswordFile         = "password"
 	AtRestPasswordPlaceholder  = "@AT_REST_PASSWORD@"
 	AtRestPasswordFileVariable = "CASSANDRA_AT_REST_PASSWORD_FILE"
 	atRestCipher               = "AES/CBC/PKCS5Padding"
-	atRestKeyAliasPrefix       = "sdo-aes"
 )
-
-// AtRestKeyAlias names the key of a size in the keystore: both sizes are there from the start,
-// so a change of keyBits is a roll, and commit log segments written with either key (their
-// header names the alias) still replay. No colon: HBase looks keys' passwords up in a
-// properties file, where a colon separates the key from the value.
-func AtRestKeyAlias(keyBits int32) string {
-	return fmt.Sprintf("%s%d-1", atRestKeyAliasPrefix, keyBits)
-}
 
 // transparentDataEncryption is Cassandra's encryption of the commit log and hints with a key
 // from the keystore (JKSKeyProvider reads PKCS #12 as well).
@@ -149,12 +138,12 @@ func transparentDataEncryption(keyBits int32, l Layout) map[string]any {
 		"enabled":         true,
 		"chunk_length_kb": 64,
 		"cipher":          atRestCipher,
-		"key_alias":       AtRestKeyAlias(keyBits),
+		"key_alias":       atrest.KeyAlias(keyBits),
 		"iv_length":       16,
 		"key_provider": []any{map[string]any{
 			"class_name": "org.apache.cassandra.security.JKSKeyProvider",
 			"parameters": []any{map[string]any{
-				"keystore":          l.AtRestDir + "/" + AtRestKeystoreFile,
+				"keystore":          l.AtRestDir + "/" + atrest.KeystoreFile,
 				"keystore_password": AtRestPasswordPlaceholder,
 				"store_type":        "PKCS12",
 				"key_password":      AtRestPasswordPlaceholder,

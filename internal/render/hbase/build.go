@@ -27,6 +27,9 @@ type Cluster struct {
 	// CertSecret (cert-manager's, with tls-combined.pem and keystore.p12), its keystore
 	// password Secret, and the trust bundle ConfigMap; needed with TLS or Kerberos.
 	CertSecret, KeystorePasswordSecret, TrustConfigMap string
+	// AtRestSecret holds the at-rest keystore, mounted by the Master and RegionServers when the
+	// profile encrypts at rest.
+	AtRestSecret string
 	// KeyVersion is the newest Kerberos key version in the keytabs (Keys.HeldVersion): when
 	// a rotation pre-publishes new keys, the pods that mount keytabs restart to load them.
 	KeyVersion int
@@ -64,6 +67,9 @@ func Build(s Cluster) (Objects, error) {
 	tls := s.Encryption.ClientToNode.Mode != v1alpha1.ChannelDisabled
 	if (kerberized || tls) && (s.CertSecret == "" || s.TrustConfigMap == "" || s.KeystorePasswordSecret == "") {
 		return Objects{}, fmt.Errorf("the profile needs certificates (TLS, or HTTPS for secure HDFS) but no certificate Secret, keystore password or trust bundle is given")
+	}
+	if a := s.Encryption.AtRest; a != nil && a.Engine != nil && s.AtRestSecret == "" {
+		return Objects{}, fmt.Errorf("the profile encrypts at rest but no at-rest keys Secret is given")
 	}
 	n := NamesOf(ds)
 	step, err := json.Marshal(s.Encryption)

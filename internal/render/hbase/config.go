@@ -16,6 +16,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/kerberos"
+	"secured.dev/operator/internal/render/atrest"
 )
 
 // Ports of the cluster's services (the upstream defaults).
@@ -66,10 +67,12 @@ type Layout struct {
 	TLSDir string
 	// TrustDir holds ca.crt, the CAs the process trusts.
 	TrustDir string
+	// AtRestDir holds the at-rest keys' Secret (internal/render/atrest's files).
+	AtRestDir string
 }
 
 // PodLayout is the layout in the pods.
-var PodLayout = Layout{DataDir: "/data", KeytabDir: "/etc/secured/keytab", TLSDir: "/etc/secured/tls", TrustDir: "/etc/secured/trust"}
+var PodLayout = Layout{DataDir: "/data", KeytabDir: "/etc/secured/keytab", TLSDir: "/etc/secured/tls", TrustDir: "/etc/secured/trust", AtRestDir: "/etc/secured/at-rest"}
 
 // Keytab is the keytab file every service reads.
 func (l Layout) Keytab() string { return l.KeytabDir + "/service.keytab" }
@@ -122,6 +125,7 @@ type security struct {
 	plaintext  bool // and also accept plaintext (a transition step)
 	tlsPeers   bool // servers reach each other over TLS
 	tlsChannel v1alpha1.EffectiveChannel
+	atRest     *v1alpha1.EngineAtRest // HBase encrypts its WAL and encrypted column families' HFiles
 }
 
 func securityOf(c Topology, enc v1alpha1.EffectiveEncryption) (security, error) {
@@ -130,6 +134,9 @@ func securityOf(c Topology, enc v1alpha1.EffectiveEncryption) (security, error) 
 		return security{}, fmt.Errorf("the effective profile has no hbase settings: resolve it for engine HBase")
 	}
 	s := security{hbase: h, kerberos: h.Authentication == v1alpha1.AuthenticationKerberos, tlsChannel: enc.ClientToNode}
+	if enc.AtRest != nil {
+		s.atRest = enc.AtRest.Engine
+	}
 	if s.kerberos && (c.Realm == "" || c.KDC == "") {
 		return s, fmt.Errorf("Kerberos needs a realm and a KDC")
 	}
@@ -265,6 +272,16 @@ func hbaseSite(c Topology, s security) map[string]string {
 		// makes HBase guard its znodes with ACLs for that identity.
 		p["hbase.zookeeper.client.keytab.file"] = c.Layout.Keytab()
 		p["hbase.zookeeper.client.kerberos.principal"] = kerberos.Service(HBaseService, "_HOST", c.Realm)
+	}
+	if a := s.atRest; a != nil {
+		// HBase's transparent encryption: each encrypted column family's data key is wrapped with
+		// the master key from the keystore, whose password HBase reads from the properties file
+		// of the same Secret (never from this file, which is a ConfigMap).
+		dir := c.Layout.AtRestDir
+		p["hbase.crypto.keyprovider"] = "org.apache.hadoop.hbase.io.crypto.KeyStoreKeyProvider"
+		p["hbase.crypto.keyprovider.parameters"] = "pkcs12://" + dir + "/" + atrest.KeystoreFile + "?passwordFile=" + dir + "/" + atrest.PropertiesFile
+		p["hbase.crypto.master.key.name"] = atrest.KeyAlias(a.KeyBits)
+		p["hbase.regionserver.wal.encryption"] = "true"
 	}
 	if s.tls {
 		l := c.Layout

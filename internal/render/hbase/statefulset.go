@@ -127,6 +127,10 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool) (corev1.Con
 				LocalObjectReference: corev1.LocalObjectReference{Name: s.KeystorePasswordSecret}, Key: "password"}}})
 		}
 	}
+	if a := s.Encryption.AtRest; a != nil && a.Engine != nil && (r == Master || r == RegionServer) {
+		// The Master hosts regions too (its local store and, in HBase 2, meta may move to it).
+		secretVolume("at-rest", s.AtRestSecret, PodLayout.AtRestDir)
+	}
 	if persistent(r) {
 		mounts = append(mounts, corev1.VolumeMount{Name: "data", MountPath: PodLayout.DataDir})
 	}

@@ -4,7 +4,6 @@
 package dataplane
 
 import (
-	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,8 +13,8 @@ import (
 	"time"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/javakeystore"
 	"secured.dev/operator/internal/probe"
+	"secured.dev/operator/internal/render/atrest"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/test/samples"
@@ -113,26 +112,17 @@ func encryptsAtRest(s cassandra.Step) bool {
 	return s.Encryption.AtRest != nil && s.Encryption.AtRest.Engine != nil
 }
 
-// writeAtRestKeys writes a keystore with a key of each size, as the operator's Secret holds.
+// writeAtRestKeys writes the files of the operator's at-rest Secret into dir.
 func writeAtRestKeys(t testing.TB, dir string) {
 	t.Helper()
-	var entries []javakeystore.Entry
-	for _, bits := range []int32{128, 256} {
-		key := make([]byte, bits/8)
-		if _, err := rand.Read(key); err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, javakeystore.Entry{Alias: cassandra.AtRestKeyAlias(bits), Key: key})
-	}
-	const password = "dataplane-at-rest-password"
-	keystore, err := javakeystore.SecretKeys(entries, password)
+	data, err := atrest.SecretData(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{cassandra.AtRestKeystoreFile: keystore, cassandra.AtRestPasswordFile: []byte(password)} {
+	for name, b := range data {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +197,7 @@ func (n *CassandraNode) launch(t testing.TB) {
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
 	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0",
-		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), cassandra.AtRestPasswordFile), "TMPDIR="+n.Dir)
+		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), atrest.PasswordFile), "TMPDIR="+n.Dir)
 	if n.Tunnel != nil {
 		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {
 			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {

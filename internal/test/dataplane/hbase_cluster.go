@@ -63,7 +63,11 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	c.Topology = hbase.Topology{
 		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1,
 		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
-		Layout:    hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls")},
+		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls"),
+			AtRestDir: filepath.Join(dir, "at-rest")},
+	}
+	if enc.AtRest != nil && enc.AtRest.Engine != nil {
+		writeAtRestKeys(t, c.Topology.Layout.AtRestDir)
 	}
 	kerberized := enc.HBase.Authentication == v1alpha1.AuthenticationKerberos
 	if kerberized {
@@ -219,6 +223,10 @@ func (c *HBaseCluster) Log(role hbase.Role) string { return c.procs[role].Log() 
 func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
 	t.Helper()
 	args := c.clientJVM()
+	if c.Enc.AtRest != nil && c.Enc.AtRest.Engine != nil {
+		// The table's column family encrypted, and flushed, so its HFile is on HDFS too.
+		args = append([]string{"-Dsmoke.encryption=AES", "-Dsmoke.flush=true"}, args...)
+	}
 	args = append(args, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseSmoke.java"), table, value)
 	if c.KDC != nil {
 		keytab := filepath.Join(c.dir, "client", "smoke.keytab")

@@ -66,6 +66,8 @@ func TestHBaseProfile(t *testing.T) {
 		{"KerberosPrivacyAES", "hbase-kerberos-privacy-aes", nil},
 		{"NativeTLSWithKerberos", "hbase-native-tls", nil},
 		{"NativeTLSWithoutKerberos", "", tlsOnly},
+		{"EngineAtRest", "", &v1alpha1.EncryptionSettings{ClientToNode: disabled.ClientToNode, NodeToNode: disabled.NodeToNode,
+			AtRest: &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enc := hbaseProfile(t, tc.profile, tc.inline)
@@ -96,6 +98,14 @@ func TestHBaseProfile(t *testing.T) {
 			if got := bytes.Contains(blocks, []byte(marker)); got != wantBlocks {
 				t.Errorf("marker readable on HDFS block transfer: %v, want %v (%d bytes captured)", got, wantBlocks, len(blocks))
 			}
+			// The on-disk canary: the write-ahead log (and, encrypted, the flushed HFile) on the
+			// DataNode's disk holds the marker in clear unless HBase encrypts at rest.
+			atRest := enc.AtRest != nil && enc.AtRest.Engine != nil
+			if found := OnDisk(t, c.Topology.Layout.DataDir, marker); (len(found) > 0) == atRest {
+				t.Errorf("marker in clear on disk: %v; want found: %v", found, !atRest)
+			} else {
+				t.Logf("on-disk canary: marker in clear in %d files (at rest encrypted: %v)", len(found), atRest)
+			}
 			if enc.ClientToNode.Mode == v1alpha1.ChannelDisabled {
 				return
 			}
@@ -121,6 +131,8 @@ func visibleMarker(enc v1alpha1.EffectiveEncryption) (rpc, blocks bool) {
 	kerberized := h.Authentication == v1alpha1.AuthenticationKerberos
 	rpc = enc.ClientToNode.Mode != v1alpha1.ChannelRequired && !(kerberized && h.HBaseRPCProtection == v1alpha1.ProtectionPrivacy)
 	blocks = !(kerberized && (*h.DataTransfer.Encrypt || h.DataTransfer.Protection == v1alpha1.ProtectionPrivacy))
+	// Encrypted at rest, the blocks HBase writes (WAL, HFiles) are ciphertext before they travel.
+	blocks = blocks && (enc.AtRest == nil || enc.AtRest.Engine == nil)
 	return rpc, blocks
 }
 

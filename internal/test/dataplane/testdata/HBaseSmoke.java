@@ -1,7 +1,9 @@
 // The data-plane tests' HBase client: creates a table, puts a value, gets and scans it back
 // through HBase's own client, with the configuration on the classpath.
 //   java -cp <client conf>:<hbase jars> HBaseSmoke.java TABLE VALUE [PRINCIPAL KEYTAB]
-// Prints "smoke ok" and exits 0 when every step read back what was written.
+// Prints "smoke ok" and exits 0 when every step read back what was written. With
+// -Dsmoke.encryption=AES the column family is encrypted (HBase's transparent encryption), and
+// with -Dsmoke.flush=true the table is flushed after the puts, so its HFile is on HDFS.
 import java.util.Arrays;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -36,7 +38,12 @@ public class HBaseSmoke {
         byte[] family = Bytes.toBytes("f"), qualifier = Bytes.toBytes("q"), value = Bytes.toBytes(args[1]);
         TableName name = TableName.valueOf(args[0]);
         try (Connection c = ConnectionFactory.createConnection(conf); Admin admin = c.getAdmin()) {
-            admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(ColumnFamilyDescriptorBuilder.of(family)).build());
+            ColumnFamilyDescriptorBuilder cf = ColumnFamilyDescriptorBuilder.newBuilder(family);
+            String encryption = System.getProperty("smoke.encryption", "");
+            if (!encryption.isEmpty()) {
+                cf.setEncryptionType(encryption);
+            }
+            admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(cf.build()).build());
             try (Table table = c.getTable(name)) {
                 for (int i = 0; i < 3; i++) {
                     table.put(new Put(Bytes.toBytes("row-" + i)).addColumn(family, qualifier, value));
@@ -56,6 +63,9 @@ public class HBaseSmoke {
                 }
                 if (rows != 3) {
                     throw new IllegalStateException("scan returned " + rows + " rows, want 3");
+                }
+                if (Boolean.getBoolean("smoke.flush")) {
+                    admin.flush(name);
                 }
             }
         }

@@ -116,8 +116,15 @@ public class HBaseClient extends DB {
       for (int i = 0; i < splits.length; i++) {
         splits[i] = Bytes.toBytes("user" + (i + 1));
       }
-      admin.createTable(TableDescriptorBuilder.newBuilder(name)
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(p.getProperty("columnfamily", "family"))).build(), splits);
+      ColumnFamilyDescriptorBuilder family =
+          ColumnFamilyDescriptorBuilder.newBuilder(Bytes.toBytes(p.getProperty("columnfamily", "family")));
+      // HBase encrypts the HFiles of a column family only when the family asks for it; the
+      // operator sets this with engine-level encryption at rest.
+      String encryption = p.getProperty("columnfamily.encryption", "");
+      if (!encryption.isEmpty()) {
+        family.setEncryptionType(encryption);
+      }
+      admin.createTable(TableDescriptorBuilder.newBuilder(name).setColumnFamily(family.build()).build(), splits);
     } catch (TableExistsException e) {
       // another client of the load phase was first
     } catch (IOException e) {

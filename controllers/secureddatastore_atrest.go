@@ -1,0 +1,56 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/atrest"
+	"secured.dev/operator/internal/render/cassandra"
+)
+
+// encryptsAtRest: the encryption runs the datastore's own encryption of its files.
+func encryptsAtRest(enc *v1alpha1.EffectiveEncryption) bool {
+	return enc != nil && enc.AtRest != nil && enc.AtRest.Engine != nil
+}
+
+// ensureAtRestKeys makes the at-rest keystore once, in the Secret <name>-at-rest-keys
+// (internal/render/atrest: a 128-bit and a 256-bit AES key, the keystore's password). Like the
+// logins, the Secret has no owner reference, because what was encrypted with these keys lives
+// on volumes that outlive the datastore object; and the operator never replaces a key, because
+// what was written with it could not be read again.
+func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v1alpha1.SecuredDatastore, labels map[string]string) error {
+	name := cassandra.NamesOf(ds).AtRestSecret()
+	sec, err := r.ownedSecret(ctx, ds, name)
+	if err != nil {
+		return err
+	}
+	if sec != nil {
+		if missing := atrest.Missing(sec.Data); len(missing) > 0 {
+			return r.blockReady(ds, v1alpha1.ReasonAtRestKeysMissing, fmt.Sprintf(
+				"Secret %s lacks %s: restore it from a backup (what was written with its keys reads only with them), "+
+					"or, for a datastore without data, delete the Secret and the operator makes new keys",
+				name, strings.Join(missing, " and ")))
+		}
+		return nil
+	}
+	data, err := atrest.SecretData(nil)
+	if err != nil {
+		return fmt.Errorf("making the at-rest keystore: %w", err)
+	}
+	sec = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: labels},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+	if err := r.Client.Create(ctx, sec); err != nil {
+		return fmt.Errorf("creating Secret %s: %w", name, err)
+	}
+	r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "AtRestKeysCreated", "Reconcile",
+		"created Secret %s with the keys that encrypt the datastore's files; it is not deleted with the datastore", name)
+	return nil
+}

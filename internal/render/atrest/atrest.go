@@ -1,0 +1,69 @@
+// Package atrest is the key material of engine-level encryption at rest, the same for both
+// engines: the files of the Secret <datastore>-at-rest-keys and the keys' aliases. Cassandra's
+// JKSKeyProvider and HBase's KeyStoreKeyProvider both read the PKCS #12 keystore; Cassandra
+// takes its password from the password file (through the launcher), HBase each key's password
+// from the properties file.
+package atrest
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+
+	"secured.dev/operator/internal/javakeystore"
+)
+
+// The Secret's files.
+const (
+	KeystoreFile   = "keystore.p12"
+	PasswordFile   = "password"
+	PropertiesFile = "passwords.properties"
+)
+
+// KeyBits are the key sizes the keystore holds, each from the start: a change of keyBits is
+// then a roll, and what was written with the other key still reads.
+var KeyBits = []int32{128, 256}
+
+// KeyAlias names the key of a size. No colon: HBase looks passwords up in a properties file,
+// where a colon separates a key from its value.
+func KeyAlias(keyBits int32) string { return fmt.Sprintf("sdo-aes%d-1", keyBits) }
+
+// SecretData draws a key of each size and a password from r (crypto/rand when nil) and returns
+// the Secret's files.
+func SecretData(r io.Reader) (map[string][]byte, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	pw := make([]byte, 24)
+	if _, err := io.ReadFull(r, pw); err != nil {
+		return nil, err
+	}
+	password := base64.RawURLEncoding.EncodeToString(pw)
+	var entries []javakeystore.Entry
+	var properties []byte
+	for _, bits := range KeyBits {
+		key := make([]byte, bits/8)
+		if _, err := io.ReadFull(r, key); err != nil {
+			return nil, err
+		}
+		entries = append(entries, javakeystore.Entry{Alias: KeyAlias(bits), Key: key})
+		properties = fmt.Appendf(properties, "%s=%s\n", KeyAlias(bits), password)
+	}
+	keystore, err := javakeystore.SecretKeys(entries, password)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{KeystoreFile: keystore, PasswordFile: []byte(password), PropertiesFile: properties}, nil
+}
+
+// Missing names the files data lacks, empty when it has them all.
+func Missing(data map[string][]byte) []string {
+	var out []string
+	for _, f := range []string{KeystoreFile, PasswordFile, PropertiesFile} {
+		if len(data[f]) == 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,30 @@
+package atrest
+
+import (
+	"strings"
+	"testing"
+)
+
+// The Secret holds the keystore, its password, and the same password per alias for HBase.
+func TestSecretData(t *testing.T) {
+	d, err := SecretData(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := Missing(d); len(m) != 0 {
+		t.Fatalf("missing %v", m)
+	}
+	pw := string(d[PasswordFile])
+	want := "sdo-aes128-1=" + pw + "\nsdo-aes256-1=" + pw + "\n"
+	if string(d[PropertiesFile]) != want || len(pw) != 32 || strings.ContainsAny(pw, ":=\n") {
+		t.Errorf("properties %q, password %q", d[PropertiesFile], pw)
+	}
+	other, _ := SecretData(nil)
+	if string(other[PasswordFile]) == pw {
+		t.Error("two draws gave the same password")
+	}
+	delete(d, KeystoreFile)
+	if m := Missing(d); len(m) != 1 || m[0] != KeystoreFile {
+		t.Errorf("Missing: %v", m)
+	}
+}
