@@ -17,6 +17,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/status"
@@ -94,7 +95,7 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
 	if encryptsAtRest(&e.step.Encryption) || (e.applied != nil && encryptsAtRest(&e.applied.Encryption)) {
-		if err := r.ensureAtRestKeys(ctx, ds, cassandra.Labels(ds)); err != nil {
+		if err := r.ensureAtRestKeys(ctx, ds); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -166,7 +167,7 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 		c.CertSecret, c.TrustConfigMap = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
 	}
 	if encryptsAtRest(&e.step.Encryption) {
-		c.AtRestSecret = cassandra.NamesOf(ds).AtRestSecret()
+		c.AtRestSecret = datakeys.AtRestSecret(ds)
 	}
 	objs, err := cassandra.Build(c)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/kerberos"
-	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/status"
@@ -124,7 +124,7 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 		Datastore: ds, Encryption: step, Image: o.HBaseImage, KDCImage: o.KDCImage, KeyVersion: e.keyVersion,
 		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
-		AtRestSecret: cassandra.NamesOf(ds).AtRestSecret(),
+		AtRestSecret: datakeys.AtRestSecret(ds),
 	})
 	if e.rendered == nil {
 		e.rendered = map[string]renderedHBase{}
@@ -168,7 +168,7 @@ func (e *hbaseEngine) updated(sts, want *appsv1.StatefulSet) bool {
 func (e *hbaseEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
 	if encryptsAtRest(&e.step) || encryptsAtRest(e.applied) {
-		if err := r.ensureAtRestKeys(ctx, ds, hbase.Labels(ds, "")); err != nil {
+		if err := r.ensureAtRestKeys(ctx, ds); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -9,8 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/render/atrest"
-	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/datakeys"
 )
 
 // encryptsAtRest: the encryption runs the datastore's own encryption of its files.
@@ -23,14 +22,14 @@ func encryptsAtRest(enc *v1alpha1.EffectiveEncryption) bool {
 // logins, the Secret has no owner reference, because what was encrypted with these keys lives
 // on volumes that outlive the datastore object; and the operator never replaces a key, because
 // what was written with it could not be read again.
-func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v1alpha1.SecuredDatastore, labels map[string]string) error {
-	name := cassandra.NamesOf(ds).AtRestSecret()
+func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v1alpha1.SecuredDatastore) error {
+	name := datakeys.AtRestSecret(ds)
 	sec, err := r.ownedSecret(ctx, ds, name)
 	if err != nil {
 		return err
 	}
 	if sec != nil {
-		if missing := atrest.Missing(sec.Data); len(missing) > 0 {
+		if missing := datakeys.Missing(sec.Data); len(missing) > 0 {
 			return r.blockReady(ds, v1alpha1.ReasonAtRestKeysMissing, fmt.Sprintf(
 				"Secret %s lacks %s: restore it from a backup (what was written with its keys reads only with them), "+
 					"or, for a datastore without data, delete the Secret and the operator makes new keys",
@@ -38,12 +37,12 @@ func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v
 		}
 		return nil
 	}
-	data, err := atrest.SecretData(nil)
+	data, err := datakeys.AtRestData(nil)
 	if err != nil {
 		return fmt.Errorf("making the at-rest keystore: %w", err)
 	}
 	sec = &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: datastoreLabels(ds)},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       data,
 	}

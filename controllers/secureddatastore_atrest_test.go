@@ -76,22 +76,30 @@ func TestAtRestKeysAreMountedAndThePasswordStaysOutOfTheConfig(t *testing.T) {
 
 // An HBase datastore encrypting at rest gets the same keystore Secret; its Master and
 // RegionServers mount it (HBase reads each key's password from its properties file), the other
-// roles do not, and hbase-site.xml names the keystore but holds no password.
+// roles do not, and hbase-site.xml names the keystore but holds no password. Its client-side
+// keys are made as a Cassandra datastore's are.
 func TestHBaseAtRestKeysAreMountedWhereRegionsLive(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ds := plaintextHBase("sealedlog")
 	ds.Spec.Encryption.AtRest = &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{KeyBits: 256}}
+	ds.Spec.Encryption.ClientSide = &v1alpha1.ClientSideEncryption{Cipher: v1alpha1.ClientChaCha20Poly1305}
 	create(t, ds)
 	key := client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-at-rest-keys"}
+	clientKeys := client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-client-keys"}
 	t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+		for _, k := range []client.ObjectKey{key, clientKeys} {
+			_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+		}
 	})
-	sec := &corev1.Secret{}
+	sec, cs := &corev1.Secret{}, &corev1.Secret{}
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(ctx, key, sec)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, clientKeys, cs)).To(Succeed())
 	}).Should(Succeed())
 	g.Expect(sec.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "hbase"))
+	g.Expect(cs.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "hbase"))
+	g.Expect(cs.Data["encryption-key-1"]).To(HaveLen(32), "ChaCha20-Poly1305 takes a 32-byte key")
 	password := string(sec.Data["password"])
 	n := hbase.NamesOf(ds)
 	g.Eventually(func(g Gomega) {

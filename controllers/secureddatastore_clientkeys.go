@@ -11,6 +11,8 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/benchmark"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/datakeys"
+	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/pkg/fieldcrypt"
 )
 
@@ -27,7 +29,7 @@ func (r *SecuredDatastoreReconciler) ensureClientKeys(ctx context.Context, s *da
 	}
 	cs := ds.Status.Encryption.Effective.ClientSide
 	cipher, keyLen, sig := benchmark.ClientSideAlgorithms(*cs)
-	name := cassandra.NamesOf(ds).ClientKeysSecret()
+	name := datakeys.ClientKeysSecret(ds)
 	sec, err := r.ownedSecret(ctx, ds, name)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -51,7 +53,7 @@ func (r *SecuredDatastoreReconciler) ensureClientKeys(ctx context.Context, s *da
 		return ctrl.Result{}, fmt.Errorf("making client-side keys: %w", err)
 	}
 	sec = &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: cassandra.Labels(ds),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: datastoreLabels(ds),
 			Annotations: map[string]string{"datastore.secured.dev/client-side": fmt.Sprintf("cipher=%s signature=%s", cs.Cipher, cs.Signature)}},
 		Type: corev1.SecretTypeOpaque,
 		Data: files,
@@ -62,4 +64,12 @@ func (r *SecuredDatastoreReconciler) ensureClientKeys(ctx context.Context, s *da
 	r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "ClientKeysCreated", "Reconcile",
 		"created Secret %s with the client-side keys (%s, %s); it is not deleted with the datastore", name, cs.Cipher, cs.Signature)
 	return ctrl.Result{}, nil
+}
+
+// datastoreLabels are the labels of the datastore's own objects that belong to no role.
+func datastoreLabels(ds *v1alpha1.SecuredDatastore) map[string]string {
+	if ds.Spec.Engine == v1alpha1.EngineHBase {
+		return hbase.Labels(ds, "")
+	}
+	return cassandra.Labels(ds)
 }

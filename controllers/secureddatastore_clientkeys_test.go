@@ -70,16 +70,4 @@ func TestClientSideKeysAreMadeOnceAndNeverReplaced(t *testing.T) {
 	for _, note := range eventNotes(g, ds, v1alpha1.ReasonClientKeysMismatch) {
 		g.Expect(note).NotTo(ContainSubstring("PRIVATE KEY"))
 	}
-
-	// An HBase datastore cannot have it yet: the profile says so, naming the field.
-	hb := &v1alpha1.EncryptionProfile{ObjectMeta: metav1.ObjectMeta{Name: "ds-test-client-side-hbase"},
-		Spec: v1alpha1.EncryptionProfileSpec{EncryptionSettings: v1alpha1.EncryptionSettings{
-			HBase:      &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos},
-			ClientSide: &v1alpha1.ClientSideEncryption{}}}}
-	create(t, hb)
-	g.Eventually(func(g Gomega) {
-		c := condition(get(g, &v1alpha1.EncryptionProfile{ObjectMeta: metav1.ObjectMeta{Name: hb.Name}}).Status.Conditions, v1alpha1.ConditionValid)
-		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(c.Message).To(ContainSubstring("spec.clientSide"))
-	}).Should(Succeed())
 }

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
-	"secured.dev/operator/internal/render/atrest"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/test/dataplane"
 )
 
@@ -57,7 +57,7 @@ func TestDataProtectedAtRestAndInTheClient(t *testing.T) {
 	waitReady(t, c, ds, start, "ready")
 	t.Logf("1-node datastore with at-rest and client-side protection Ready in %s", time.Since(start).Round(time.Second))
 	n := cassandra.NamesOf(ds)
-	for _, name := range []string{n.AtRestSecret(), n.ClientKeysSecret()} {
+	for _, name := range []string{datakeys.AtRestSecret(ds), datakeys.ClientKeysSecret(ds)} {
 		sec := &corev1.Secret{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, sec); err != nil {
 			t.Fatalf("Secret %s: %v", name, err)
@@ -71,7 +71,7 @@ func TestDataProtectedAtRestAndInTheClient(t *testing.T) {
 	if err := c.List(ctx, &cms, client.InNamespace(ns.Name)); err != nil {
 		t.Fatal(err)
 	}
-	password := secretValue(t, c, ns.Name, n.AtRestSecret(), atrest.PasswordFile)
+	password := secretValue(t, c, ns.Name, datakeys.AtRestSecret(ds), datakeys.PasswordFile)
 	for _, cm := range cms.Items {
 		for key, v := range cm.Data {
 			if strings.Contains(v, password) {

@@ -91,10 +91,6 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		res.Effective.AtRest = out
 	}
 	if cs := merged.ClientSide; cs != nil {
-		if engine == v1alpha1.EngineHBase {
-			errs = append(errs, field.Forbidden(root.Child("clientSide"), "client-side protection is built into the CQL benchmark client so far; "+
-				"protect HBase data with hbase (Kerberos, SASL privacy, HDFS encryption) or its native TLS, and remove clientSide"))
-		}
 		res.Effective.ClientSide = resolveClientSide(cs)
 	}
 	res.Assessment = Assess(res.Effective, engine)

@@ -12,6 +12,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/ycsb"
@@ -53,6 +54,9 @@ func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alp
 	if a := enc.Effective.AtRest; a != nil && a.Engine != nil {
 		// HBase encrypts only the HFiles of column families created encrypted.
 		t.HBase.Properties["columnfamily.encryption"] = "AES"
+	}
+	if cs := enc.Effective.ClientSide; cs != nil {
+		t.ClientSide, t.ClientKeysSecret = cs, datakeys.ClientKeysSecret(ds)
 	}
 	return t
 }
@@ -99,6 +103,13 @@ func driverProperties(j Job) (map[string]string, error) {
 	}
 	for k, v := range j.Target.HBase.Properties {
 		props[k] = v
+	}
+	if cs := j.Target.ClientSide; cs != nil {
+		c, _, sig := ClientSideAlgorithms(*cs)
+		props["clientside.cipher"], props["clientside.signature"], props["clientside.keydir"] = c.String(), sig.String(), clientKeysMount
+		if cs.Fields != nil {
+			props["clientside.fields"] = strconv.Itoa(int(*cs.Fields))
+		}
 	}
 	props["exporter"] = "dev.secured.ycsb.SummaryExporter"
 	props["exportfile"] = corev1.TerminationMessagePathDefault

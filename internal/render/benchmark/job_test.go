@@ -327,3 +327,32 @@ func TestHBaseTablesAreCreatedEncryptedAtRest(t *testing.T) {
 		}
 	}
 }
+
+// The JVM driver applies client-side protection too: the algorithms and the mounted keys go to
+// it as YCSB properties.
+func TestHBaseClientsApplyClientSideProtection(t *testing.T) {
+	ds := hbaseDatastore()
+	ds.Status.Encryption.Effective.ClientSide = &v1alpha1.ClientSideEncryption{Cipher: v1alpha1.ClientChaCha20Poly1305, Signature: v1alpha1.ClientRSA2048}
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "events-a", Namespace: "db"}, Spec: v1alpha1.DatastoreBenchmarkSpec{Workload: v1alpha1.Workload{Preset: "A"}}}
+	j, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/ycsb:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := j.Spec.Template.Spec
+	cmd := strings.Join(pod.Containers[0].Command, " ")
+	for _, want := range []string{"clientside.cipher=ChaCha20-Poly1305", "clientside.signature=RSA-2048", "clientside.keydir=/etc/secured/client-keys"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("the driver's command lacks %s:\n%s", want, cmd)
+		}
+	}
+	if strings.Contains(cmd, "clientside.fields") {
+		t.Errorf("fields unset means every field, but the command names some:\n%s", cmd)
+	}
+	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == "events-client-keys" }) {
+		t.Errorf("the keys' Secret is not mounted: %+v", pod.Volumes)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -108,7 +109,7 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 		t.LoginSecret = n.ClientSecret()
 	}
 	if cs := enc.Effective.ClientSide; cs != nil {
-		t.ClientSide, t.ClientKeysSecret = cs, n.ClientKeysSecret()
+		t.ClientSide, t.ClientKeysSecret = cs, datakeys.ClientKeysSecret(ds)
 	}
 	ch := enc.Effective.ClientToNode
 	if ch.Mode == v1alpha1.ChannelDisabled {

@@ -11,7 +11,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
-	"secured.dev/operator/internal/render/atrest"
+	"secured.dev/operator/internal/render/datakeys"
 )
 
 // Ports every node uses.
@@ -122,7 +122,7 @@ func Config(t Topology, step Step) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
-// The launcher puts the at-rest keystore's password (the Secret's atrest.PasswordFile, named
+// The launcher puts the at-rest keystore's password (the Secret's datakeys.PasswordFile, named
 // by CASSANDRA_AT_REST_PASSWORD_FILE) in place of AtRestPasswordPlaceholder in its copy of
 // cassandra.yaml, so that it never sits in the ConfigMap.
 const (
@@ -138,12 +138,12 @@ func transparentDataEncryption(keyBits int32, l Layout) map[string]any {
 		"enabled":         true,
 		"chunk_length_kb": 64,
 		"cipher":          atRestCipher,
-		"key_alias":       atrest.KeyAlias(keyBits),
+		"key_alias":       datakeys.KeyAlias(keyBits),
 		"iv_length":       16,
 		"key_provider": []any{map[string]any{
 			"class_name": "org.apache.cassandra.security.JKSKeyProvider",
 			"parameters": []any{map[string]any{
-				"keystore":          l.AtRestDir + "/" + atrest.KeystoreFile,
+				"keystore":          l.AtRestDir + "/" + datakeys.KeystoreFile,
 				"keystore_password": AtRestPasswordPlaceholder,
 				"store_type":        "PKCS12",
 				"key_password":      AtRestPasswordPlaceholder,

@@ -77,12 +77,6 @@ const configHashLen = 10
 func (n Names) SuperuserSecret() string { return n.ds.Name + "-superuser" }
 func (n Names) ClientSecret() string    { return n.ds.Name + "-client" }
 
-// AtRestSecret holds the keystore and password of engine-level encryption at rest.
-func (n Names) AtRestSecret() string { return n.ds.Name + "-at-rest-keys" }
-
-// ClientKeysSecret holds the keys of spec.encryption.clientSide (pkg/fieldcrypt's files).
-func (n Names) ClientKeysSecret() string { return n.ds.Name + "-client-keys" }
-
 // Pod is the name of the pod with the ordinal.
 func (n Names) Pod(ordinal int) string { return fmt.Sprintf("%s-%d", n.ds.Name, ordinal) }
 

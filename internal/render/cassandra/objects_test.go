@@ -18,6 +18,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/certs"
+	"secured.dev/operator/internal/render/datakeys"
 	goldenfile "secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
 )
@@ -56,7 +57,7 @@ func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEn
 		t.Fatal(err)
 	}
 	objs, err := Build(Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
-		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds), AtRestSecret: NamesOf(ds).AtRestSecret()})
+		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds), AtRestSecret: datakeys.AtRestSecret(ds)})
 	if err != nil {
 		t.Fatal(err)
 	}

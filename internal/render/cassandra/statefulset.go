@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"secured.dev/operator/internal/render/atrest"
+	"secured.dev/operator/internal/render/datakeys"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,7 +92,7 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 		}
 		volumes = append(volumes, podtemplate.SecretVolume("at-rest", c.AtRestSecret))
 		containers[0].VolumeMounts = append(containers[0].VolumeMounts, corev1.VolumeMount{Name: "at-rest", MountPath: PodLayout.AtRestDir, ReadOnly: true})
-		containers[0].Env = append(containers[0].Env, corev1.EnvVar{Name: AtRestPasswordFileVariable, Value: PodLayout.AtRestDir + "/" + atrest.PasswordFile})
+		containers[0].Env = append(containers[0].Env, corev1.EnvVar{Name: AtRestPasswordFileVariable, Value: PodLayout.AtRestDir + "/" + datakeys.PasswordFile})
 	}
 	if tls {
 		volumes = append(volumes, podtemplate.SecretVolume("tls", c.CertSecret), podtemplate.ConfigMapVolume("trust", c.TrustConfigMap))

@@ -16,7 +16,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/kerberos"
-	"secured.dev/operator/internal/render/atrest"
+	"secured.dev/operator/internal/render/datakeys"
 )
 
 // Ports of the cluster's services (the upstream defaults).
@@ -279,8 +279,8 @@ func hbaseSite(c Topology, s security) map[string]string {
 		// of the same Secret (never from this file, which is a ConfigMap).
 		dir := c.Layout.AtRestDir
 		p["hbase.crypto.keyprovider"] = "org.apache.hadoop.hbase.io.crypto.KeyStoreKeyProvider"
-		p["hbase.crypto.keyprovider.parameters"] = "pkcs12://" + dir + "/" + atrest.KeystoreFile + "?passwordFile=" + dir + "/" + atrest.PropertiesFile
-		p["hbase.crypto.master.key.name"] = atrest.KeyAlias(a.KeyBits)
+		p["hbase.crypto.keyprovider.parameters"] = "pkcs12://" + dir + "/" + datakeys.KeystoreFile + "?passwordFile=" + dir + "/" + datakeys.PropertiesFile
+		p["hbase.crypto.master.key.name"] = datakeys.KeyAlias(a.KeyBits)
 		p["hbase.regionserver.wal.encryption"] = "true"
 	}
 	if s.tls {

@@ -14,8 +14,8 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/probe"
-	"secured.dev/operator/internal/render/atrest"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/internal/test/testpki"
@@ -115,7 +115,7 @@ func encryptsAtRest(s cassandra.Step) bool {
 // writeAtRestKeys writes the files of the operator's at-rest Secret into dir.
 func writeAtRestKeys(t testing.TB, dir string) {
 	t.Helper()
-	data, err := atrest.SecretData(nil)
+	data, err := datakeys.AtRestData(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func (n *CassandraNode) launch(t testing.TB) {
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
 	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0",
-		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), atrest.PasswordFile), "TMPDIR="+n.Dir)
+		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), datakeys.PasswordFile), "TMPDIR="+n.Dir)
 	if n.Tunnel != nil {
 		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {
 			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {

@@ -10,13 +10,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"secured.dev/operator/internal/benchresult"
 	"secured.dev/operator/internal/render/hbase"
-	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/internal/test/testpki"
 	"secured.dev/operator/internal/ycsb"
 )
@@ -37,10 +35,7 @@ func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 // Kerberos-secured HBase is reached with the client principal ycsb from h's KDC.
 func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) (benchresult.Summary, string, error) {
 	t.Helper()
-	cp, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "ycsb-hbase.sh")).Output()
-	if err != nil {
-		t.Fatalf("building the YCSB HBase driver: %v", err)
-	}
+	cp := driverClasspath(t)
 	out := filepath.Join(t.TempDir(), "summary.json")
 	all := map[string]string{
 		"hbase.zookeeper.quorum":              "127.0.0.1",
@@ -66,7 +61,7 @@ func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	args = append(args, "-cp", strings.TrimSpace(string(cp)), "site.ycsb.Client", map[string]string{"load": "-load", "run": "-t"}[phase],
+	args = append(args, "-cp", cp, "site.ycsb.Client", map[string]string{"load": "-load", "run": "-t"}[phase],
 		"-db", "dev.secured.ycsb.HBaseClient")
 	for _, k := range keys {
 		args = append(args, "-p", k+"="+all[k])
@@ -107,6 +102,8 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 	if s.Driver != "ycsb-hbase" || s.Phase != "load" || s.Operations != 2000 || s.Errors != 0 || s.Protocol != "plaintext" {
 		t.Fatalf("load summary %+v; want 2000 inserts without error over plaintext", s)
 	}
+
+	clientSideHBase(t, h, w)
 
 	prom := StartPrometheus(t, "127.0.0.72:19090")
 	for _, tc := range []struct {

@@ -48,16 +48,24 @@ public class HBaseClient extends DB {
   private static int users;
   /** How the session is secured, for the summary: e.g. "kerberos/privacy", "tls", "plaintext". */
   static volatile String security = "plaintext";
+  /** Client-side protection (clientside.* properties), shared by every thread; null without. */
+  private static FieldCrypt crypt;
+  /** The summary's clientSide: cipher, signature and fields; null without. */
+  static volatile Map<String, Object> clientSide;
+  private static int protectedFields;
 
   private Table table;
   private byte[] family;
+  private String tableName;
 
   @Override
   public void init() throws DBException {
     Properties p = getProperties();
     family = Bytes.toBytes(p.getProperty("columnfamily", "family"));
+    tableName = p.getProperty("table", "usertable");
     synchronized (LOCK) {
       if (connection == null) {
+        loadClientSide(p);
         connection = connect(p);
         if (Boolean.parseBoolean(p.getProperty("createtable", "false"))) {
           createTable(p);
@@ -70,6 +78,50 @@ public class HBaseClient extends DB {
     } catch (IOException e) {
       throw new DBException("opening table: " + e, e);
     }
+  }
+
+  /**
+   * clientside.cipher, clientside.signature, clientside.fields (the first N fields; all when 0
+   * or unset) and clientside.keydir (the datastore's client-keys Secret, mounted) protect values
+   * as pkg/fieldcrypt does, each bound to table/row/family:qualifier.
+   */
+  private static void loadClientSide(Properties p) throws DBException {
+    String cipher = p.getProperty("clientside.cipher", "None"), signature = p.getProperty("clientside.signature", "None");
+    if (cipher.equals("None") && signature.equals("None")) {
+      return;
+    }
+    try {
+      crypt = FieldCrypt.load(java.nio.file.Path.of(p.getProperty("clientside.keydir", "")), cipher, signature);
+    } catch (IOException | java.security.GeneralSecurityException | IllegalArgumentException e) {
+      throw new DBException("clientside: " + e, e);
+    }
+    int fields = Integer.parseInt(p.getProperty("fieldcount", "10"));
+    protectedFields = Integer.parseInt(p.getProperty("clientside.fields", "0"));
+    if (protectedFields <= 0 || protectedFields > fields) {
+      protectedFields = fields;
+    }
+    Map<String, Object> cs = new java.util.LinkedHashMap<>();
+    cs.put("cipher", cipher);
+    cs.put("signature", signature);
+    cs.put("fields", protectedFields);
+    clientSide = cs;
+  }
+
+  /** Whether YCSB's field (fieldN) is protected: N below clientside.fields. */
+  private static boolean isProtected(byte[] qualifier) {
+    String q = Bytes.toString(qualifier);
+    if (crypt == null || !q.startsWith("field")) {
+      return false;
+    }
+    try {
+      return Integer.parseInt(q.substring(5)) < protectedFields;
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private byte[] context(byte[] row, byte[] qualifier) {
+    return Bytes.toBytes(tableName + "/" + Bytes.toString(row) + "/" + Bytes.toString(family) + ":" + Bytes.toString(qualifier));
   }
 
   private static Connection connect(Properties p) throws DBException {
@@ -232,9 +284,19 @@ public class HBaseClient extends DB {
   }
 
   private Status put(String op, String key, Map<String, ByteIterator> values) {
-    Put put = new Put(Bytes.toBytes(key));
+    byte[] row = Bytes.toBytes(key);
+    Put put = new Put(row);
     for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
-      put.addColumn(family, Bytes.toBytes(e.getKey()), e.getValue().toArray());
+      byte[] q = Bytes.toBytes(e.getKey()), v = e.getValue().toArray();
+      if (isProtected(q)) {
+        try {
+          v = crypt.seal(v, context(row, q));
+        } catch (java.security.GeneralSecurityException ex) {
+          SummaryExporter.firstError(op + ": sealing " + e.getKey() + ": " + ex);
+          return Status.ERROR;
+        }
+      }
+      put.addColumn(family, q, v);
     }
     return call(op, () -> {
       table.put(put);
@@ -250,8 +312,19 @@ public class HBaseClient extends DB {
     });
   }
 
-  private void copy(Result r, Map<String, ByteIterator> into) {
-    r.getFamilyMap(family).forEach((q, v) -> into.put(Bytes.toString(q), new ByteArrayByteIterator(v)));
+  /** Copies a row's values, opening the protected ones: a value that does not open fails the read. */
+  private void copy(Result r, Map<String, ByteIterator> into) throws IOException {
+    for (Map.Entry<byte[], byte[]> e : r.getFamilyMap(family).entrySet()) {
+      byte[] v = e.getValue();
+      if (isProtected(e.getKey())) {
+        try {
+          v = crypt.open(v, context(r.getRow(), e.getKey()));
+        } catch (java.security.GeneralSecurityException ex) {
+          throw new IOException(Bytes.toString(e.getKey()) + " of " + Bytes.toString(r.getRow()) + ": " + ex.getMessage(), ex);
+        }
+      }
+      into.put(Bytes.toString(e.getKey()), new ByteArrayByteIterator(v));
+    }
   }
 
   /** An HBase call that may fail with an IOException. */

@@ -86,7 +86,9 @@ public class SummaryExporter implements MeasurementsExporter {
       }
       Map<String, Object> l = new LinkedHashMap<>();
       l.put("operation", op[1]);
-      l.put("count", count - failed);
+      // YCSB measures a failed operation under "<OP>-FAILED": "Operations" counts successes,
+      // and the failures appear only among the op's return codes.
+      l.put("count", count);
       if (count == 0 && failed == 0) {
         continue; // only read-modify-writes' reads or updates
       }
@@ -98,7 +100,7 @@ public class SummaryExporter implements MeasurementsExporter {
       l.put("p99", get(op[0], "99thPercentileLatency(us)"));
       l.put("max", get(op[0], "MaxLatency(us)"));
       latencies.add(l);
-      ops += count - failed;
+      ops += count;
       errors += failed;
     }
     Map<String, Object> s = new LinkedHashMap<>();
@@ -108,6 +110,9 @@ public class SummaryExporter implements MeasurementsExporter {
     s.put("start", end.minusMillis(get("OVERALL", "RunTime(ms)")).toString());
     s.put("end", end.toString());
     s.put("protocol", HBaseClient.security);
+    if (HBaseClient.clientSide != null) {
+      s.put("clientSide", HBaseClient.clientSide);
+    }
     s.put("operations", ops);
     s.put("errors", errors);
     s.put("droppedIterations", 0);

@@ -1,4 +1,4 @@
-package atrest
+package datakeys
 
 import (
 	"strings"
@@ -6,8 +6,8 @@ import (
 )
 
 // The Secret holds the keystore, its password, and the same password per alias for HBase.
-func TestSecretData(t *testing.T) {
-	d, err := SecretData(nil)
+func TestAtRestData(t *testing.T) {
+	d, err := AtRestData(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestSecretData(t *testing.T) {
 	if string(d[PropertiesFile]) != want || len(pw) != 32 || strings.ContainsAny(pw, ":=\n") {
 		t.Errorf("properties %q, password %q", d[PropertiesFile], pw)
 	}
-	other, _ := SecretData(nil)
+	other, _ := AtRestData(nil)
 	if string(other[PasswordFile]) == pw {
 		t.Error("two draws gave the same password")
 	}

@@ -1,9 +1,11 @@
-// Package atrest is the key material of engine-level encryption at rest, the same for both
-// engines: the files of the Secret <datastore>-at-rest-keys and the keys' aliases. Cassandra's
-// JKSKeyProvider and HBase's KeyStoreKeyProvider both read the PKCS #12 keystore; Cassandra
-// takes its password from the password file (through the launcher), HBase each key's password
-// from the properties file.
-package atrest
+// Package datakeys names and fills the Secrets of the keys that protect data rather than the
+// wire, the same for both engines: <datastore>-at-rest-keys, the keystore of engine-level
+// encryption at rest, and <datastore>-client-keys, the keys of client-side encryption
+// (pkg/fieldcrypt's files). Cassandra's JKSKeyProvider and HBase's KeyStoreKeyProvider both read
+// the PKCS #12 keystore; Cassandra takes its password from the password file (through the
+// launcher), HBase each key's password from the properties file. Both Secrets outlive the
+// datastore object, as the data does.
+package datakeys
 
 import (
 	"crypto/rand"
@@ -11,10 +13,17 @@ import (
 	"fmt"
 	"io"
 
+	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/javakeystore"
 )
 
-// The Secret's files.
+// AtRestSecret names the at-rest keystore's Secret.
+func AtRestSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-at-rest-keys" }
+
+// ClientKeysSecret names the client-side keys' Secret.
+func ClientKeysSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-client-keys" }
+
+// The at-rest Secret's files.
 const (
 	KeystoreFile   = "keystore.p12"
 	PasswordFile   = "password"
@@ -29,9 +38,9 @@ var KeyBits = []int32{128, 256}
 // where a colon separates a key from its value.
 func KeyAlias(keyBits int32) string { return fmt.Sprintf("sdo-aes%d-1", keyBits) }
 
-// SecretData draws a key of each size and a password from r (crypto/rand when nil) and returns
+// AtRestData draws a key of each size and a password from r (crypto/rand when nil) and returns
 // the Secret's files.
-func SecretData(r io.Reader) (map[string][]byte, error) {
+func AtRestData(r io.Reader) (map[string][]byte, error) {
 	if r == nil {
 		r = rand.Reader
 	}
