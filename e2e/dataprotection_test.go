@@ -243,3 +243,72 @@ func waitJob(t *testing.T, c client.Client, job *batchv1.Job) {
 		return nil
 	})
 }
+
+// HBase on Kind with engine-level encryption at rest and client-side encryption: the Master and
+// RegionServer start with the operator's keystore (a key provider HBase cannot load fails the
+// encrypted table's creation), the benchmark driver creates YCSB's table with an encrypted
+// column family and seals five of ten fields in the client, and every operation succeeds.
+func TestHBaseDataProtectedAtRestAndInTheClient(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	ns := testNamespace(t, c, "hbase-data", "restricted")
+	off := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "sealedlog", Namespace: ns.Name},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineHBase,
+			HBase:  &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
+			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
+				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: off},
+				NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: off},
+				AtRest:       &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{}},
+				ClientSide:   &v1alpha1.ClientSideEncryption{Signature: v1alpha1.ClientEd25519, Fields: ptr.To[int32](5)},
+			}},
+		},
+	}
+	start := time.Now()
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPods(t, c, ns.Name)
+		}
+	})
+	waitReady(t, c, ds, start, "RegionServers ready")
+	t.Logf("HBase with at-rest and client-side protection Ready in %s", time.Since(start).Round(time.Second))
+	for _, name := range []string{datakeys.AtRestSecret(ds), datakeys.ClientKeysSecret(ds)} {
+		secretValue(t, c, ns.Name, name, map[string]string{datakeys.AtRestSecret(ds): datakeys.PropertiesFile, datakeys.ClientKeysSecret(ds): "encryption-key-1"}[name])
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "sealedlog-a", Namespace: ns.Name},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: ds.Name}},
+			Workload:    v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 30 * time.Second}},
+			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](8)},
+			Repetitions: ptr.To[int32](1),
+			WarmUp:      &metav1.Duration{Duration: 5 * time.Second},
+		},
+	}
+	if err := c.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Minute, "the HBase client-side benchmark succeeds", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkSucceeded:
+			return nil
+		case v1alpha1.BenchmarkFailed:
+			t.Fatalf("benchmark failed: %+v, runs %+v", meta.FindStatusCondition(b.Status.Conditions, "Complete"), b.Status.Runs)
+		}
+		return fmt.Errorf("phase %s", b.Status.Phase)
+	})
+	for _, r := range b.Status.Runs {
+		t.Logf("run %d %s: %d ops/s, %s, client side %q, client CPU %d ms, %s", r.Index, r.Phase, r.ThroughputOpsPerSec, r.NegotiatedProtocol, r.ClientSide, r.ClientCPUMillis, r.InvalidReason)
+		if r.Phase != v1alpha1.RunSucceeded || r.ClientSide != "AES-GCM + Ed25519 on 5 fields" {
+			t.Errorf("run %d: %s, client side %q; want a successful run with AES-GCM + Ed25519 on 5 fields", r.Index, r.Phase, r.ClientSide)
+		}
+	}
+}
