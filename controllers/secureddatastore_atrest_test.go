@@ -27,14 +27,7 @@ func TestAtRestKeysAreMountedAndThePasswordStaysOutOfTheConfig(t *testing.T) {
 	ds := datastore("at-rest", profile.Name)
 	create(t, ds)
 	key := client.ObjectKey{Namespace: ds.Namespace, Name: "at-rest-at-rest-keys"}
-	t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
-	})
-	sec := &corev1.Secret{}
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(context.Background(), key, sec)).To(Succeed())
-	}).Should(Succeed())
-	g.Expect(sec.OwnerReferences).To(BeEmpty())
+	sec := keySecret(t, key)
 	g.Expect(sec.Data).To(HaveKey("keystore.p12"))
 	password := string(sec.Data["password"])
 	g.Expect(password).To(MatchRegexp(`^[A-Za-z0-9_-]{32}$`))
@@ -87,16 +80,7 @@ func TestHBaseAtRestKeysAreMountedWhereRegionsLive(t *testing.T) {
 	create(t, ds)
 	key := client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-at-rest-keys"}
 	clientKeys := client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-client-keys"}
-	t.Cleanup(func() {
-		for _, k := range []client.ObjectKey{key, clientKeys} {
-			_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
-		}
-	})
-	sec, cs := &corev1.Secret{}, &corev1.Secret{}
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(ctx, key, sec)).To(Succeed())
-		g.Expect(env.Client.Get(ctx, clientKeys, cs)).To(Succeed())
-	}).Should(Succeed())
+	sec, cs := keySecret(t, key), keySecret(t, clientKeys)
 	g.Expect(sec.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "hbase"))
 	g.Expect(cs.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "hbase"))
 	g.Expect(cs.Data["encryption-key-1"]).To(HaveLen(32), "ChaCha20-Poly1305 takes a 32-byte key")
@@ -119,4 +103,20 @@ func TestHBaseAtRestKeysAreMountedWhereRegionsLive(t *testing.T) {
 		g.Expect(site).To(ContainSubstring("sdo-aes256-1"))
 		g.Expect(site).NotTo(ContainSubstring(password))
 	}).Should(Succeed())
+}
+
+// keySecret waits for a key Secret the operator makes, checks that it has no owner (it outlives
+// the datastore, as the data does), and deletes it when the test ends, as a person would.
+func keySecret(t *testing.T, key client.ObjectKey) *corev1.Secret {
+	t.Helper()
+	g := NewWithT(t)
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+	})
+	sec := &corev1.Secret{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), key, sec)).To(Succeed())
+	}).Should(Succeed())
+	g.Expect(sec.OwnerReferences).To(BeEmpty(), "Secret %s has an owner: the keys would go with the datastore object while the data stays", key.Name)
+	return sec
 }

@@ -30,14 +30,7 @@ func TestClientSideKeysAreMadeOnceAndNeverReplaced(t *testing.T) {
 	ds := datastore("sealed", profile.Name)
 	create(t, ds)
 	key := client.ObjectKey{Namespace: ds.Namespace, Name: "sealed-client-keys"}
-	t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
-	})
-	sec := &corev1.Secret{}
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(context.Background(), key, sec)).To(Succeed())
-	}).Should(Succeed())
-	g.Expect(sec.OwnerReferences).To(BeEmpty(), "the keys live as long as the data sealed with them")
+	sec := keySecret(t, key)
 	g.Expect(sec.Data).To(HaveKey("encryption-key-1"))
 	g.Expect(sec.Data["encryption-key-1"]).To(HaveLen(32))
 	codec, err := fieldcrypt.FromFiles(sec.Data, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"secured.dev/operator/internal/stats"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/pkg/fieldcrypt"
 )
@@ -44,8 +45,8 @@ func BenchmarkClientSide(b *testing.B) {
 	// A key directory holds exactly what its configuration uses, as the operator's Secret does.
 	profiles := []struct{ name, cipher, signature, keys string }{
 		{"none", "", "", ""},
-		{"AES-256-GCM", "AES-GCM", "", writeKeys(b, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureNone)},
-		{"AES-256-GCM + Ed25519", "AES-GCM", "Ed25519", writeKeys(b, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)},
+		{"AES-256-GCM", "AES-GCM", "", dataplane.ClientKeys(b, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureNone)},
+		{"AES-256-GCM + Ed25519", "AES-GCM", "Ed25519", dataplane.ClientKeys(b, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)},
 	}
 	envFor := func(size string, p int) map[string]string {
 		e := map[string]string{"CQL_HOSTS": node.NativeAddress(), "CQL_KEYSPACE": fmt.Sprintf("cs_%s_%d", size, p),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +24,7 @@ import (
 func checkClientSide(t *testing.T, node *dataplane.CassandraNode, with func(map[string]string) map[string]string) {
 	t.Helper()
 	const records, fields, sealed = 200, 10, 5
-	keys := writeKeys(t, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)
+	keys := dataplane.ClientKeys(t, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)
 	history := filepath.Join(t.TempDir(), "history")
 	env := func(keyDir string, extra map[string]string) map[string]string {
 		return with(merge(map[string]string{"CQL_KEYSPACE": "sealed", "YCSB_RECORD_COUNT": fmt.Sprint(records), "YCSB_HISTORY_FILE": history,
@@ -111,24 +110,9 @@ func checkClientSide(t *testing.T, node *dataplane.CassandraNode, with func(map[
 	}
 
 	// Another key opens nothing.
-	other := writeKeys(t, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)
+	other := dataplane.ClientKeys(t, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519)
 	wrong, out, err := runK6(t, env(other, map[string]string{"YCSB_WORKLOAD": "C", "YCSB_DURATION": "2s"}))
 	if err != nil || wrong.Operations != 0 || wrong.Errors < 100 || !strings.Contains(wrong.FirstError, "does not open") {
 		t.Errorf("reads with another key: %v, %d operations, %d errors (%s)\n%s", err, wrong.Operations, wrong.Errors, wrong.FirstError, out)
 	}
-}
-
-func writeKeys(t testing.TB, c fieldcrypt.Cipher, s fieldcrypt.Signature) string {
-	t.Helper()
-	files, err := fieldcrypt.GenerateKeys(c, 32, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"secured.dev/operator/pkg/fieldcrypt"
 )
 
 // Marker returns a value no capture contains by chance, to write through a real client.
@@ -158,4 +160,21 @@ func OnDisk(t testing.TB, dir, marker string) []string {
 		t.Fatalf("searching %s for the marker: %v", dir, err)
 	}
 	return found
+}
+
+// ClientKeys writes newly drawn client-side keys into a directory, as the operator's
+// <datastore>-client-keys Secret holds them mounted, and returns it.
+func ClientKeys(t testing.TB, c fieldcrypt.Cipher, s fieldcrypt.Signature) string {
+	t.Helper()
+	files, err := fieldcrypt.GenerateKeys(c, 32, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

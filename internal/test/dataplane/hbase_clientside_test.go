@@ -80,19 +80,7 @@ func driverClasspath(t *testing.T) string {
 // no error, and the summary says what was applied. Read with another key, every read fails.
 func clientSideHBase(t *testing.T, h *HBaseStandalone, w func(string, int64) map[string]string) {
 	t.Helper()
-	keyDir := func() string {
-		files, err := fieldcrypt.GenerateKeys(fieldcrypt.CipherAESGCM, 32, fieldcrypt.SignatureEd25519)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		for name, b := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
-	}
+	keyDir := func() string { return ClientKeys(t, fieldcrypt.CipherAESGCM, fieldcrypt.SignatureEd25519) }
 	keys := keyDir()
 	with := func(props map[string]string, dir string) map[string]string {
 		props["table"] = "sealedtable"
