@@ -45,27 +45,7 @@ func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatas
 	if k6 {
 		b.Spec.SteadyWarmUp = &v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: 10 * time.Second}, Maximum: metav1.Duration{Duration: 40 * time.Second}}
 	}
-	if err := c.Create(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	start, last := time.Now(), ""
-	eventually(t, 8*time.Minute, "the benchmark succeeds", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-			return err
-		}
-		line := fmt.Sprintf("%s, %d runs", b.Status.Phase, len(b.Status.Runs))
-		if line != last {
-			t.Logf("%6s benchmark %s", time.Since(start).Round(time.Second), line)
-			last = line
-		}
-		switch b.Status.Phase {
-		case v1alpha1.BenchmarkSucceeded:
-			return nil
-		case v1alpha1.BenchmarkFailed:
-			t.Fatalf("benchmark failed: %+v", meta.FindStatusCondition(b.Status.Conditions, "Complete"))
-		}
-		return fmt.Errorf("phase %s", b.Status.Phase)
-	})
+	runBenchmark(t, c, b, 8*time.Minute)
 	accounted := 0
 	for _, r := range b.Status.Runs {
 		t.Logf("run %d %s: %d ops/s, %s %s, client CPU %d ms, server CPU %+v, latencies %+v %s", r.Index, r.Phase, r.ThroughputOpsPerSec,
@@ -108,6 +88,34 @@ func benchmarkDatastore(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatas
 			t.Logf("Prometheus: p99 %s = %s s", r.Metric["op"], r.Value[1])
 		}
 		return nil
+	})
+}
+
+// runBenchmark creates b and waits until it succeeds, logging each change of phase and runs;
+// a failed benchmark fails the test with its Complete condition and runs.
+func runBenchmark(t *testing.T, c client.Client, b *v1alpha1.DatastoreBenchmark, timeout time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	start, last := time.Now(), ""
+	eventually(t, timeout, "benchmark "+b.Name+" succeeds", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s, %d runs", b.Status.Phase, len(b.Status.Runs))
+		if line != last {
+			t.Logf("%6s benchmark %s", time.Since(start).Round(time.Second), line)
+			last = line
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkSucceeded:
+			return nil
+		case v1alpha1.BenchmarkFailed:
+			t.Fatalf("benchmark failed: %+v, runs %+v", meta.FindStatusCondition(b.Status.Conditions, "Complete"), b.Status.Runs)
+		}
+		return fmt.Errorf("phase %s", b.Status.Phase)
 	})
 }
 

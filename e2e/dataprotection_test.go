@@ -13,7 +13,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -268,7 +267,6 @@ func TestHBaseDataProtectedAtRestAndInTheClient(t *testing.T) {
 // protection, and returns the benchmark once it succeeded.
 func sealedBenchmark(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, verifyWrites bool) *v1alpha1.DatastoreBenchmark {
 	t.Helper()
-	ctx := context.Background()
 	b := &v1alpha1.DatastoreBenchmark{
 		ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-a", Namespace: ds.Namespace},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
@@ -280,20 +278,6 @@ func sealedBenchmark(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastor
 			VerifyWrites: verifyWrites,
 		},
 	}
-	if err := c.Create(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Minute, "the client-side benchmark succeeds", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-			return err
-		}
-		switch b.Status.Phase {
-		case v1alpha1.BenchmarkSucceeded:
-			return nil
-		case v1alpha1.BenchmarkFailed:
-			t.Fatalf("benchmark failed: %+v, runs %+v", meta.FindStatusCondition(b.Status.Conditions, "Complete"), b.Status.Runs)
-		}
-		return fmt.Errorf("phase %s", b.Status.Phase)
-	})
+	runBenchmark(t, c, b, 10*time.Minute)
 	return b
 }
