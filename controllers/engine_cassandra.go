@@ -44,6 +44,9 @@ type cassandraEngine struct {
 	target  cassandra.Step      // the effective profile as a step
 	step    cassandra.Step      // the step to apply now
 	tunnel  *vpn.Plan           // the step's VPN; nil without one
+	// atRestKeys: the at-rest keystore's Secret exists and is mounted, also once the profile no
+	// longer encrypts at rest (a segment written encrypted replays only with it).
+	atRestKeys bool
 	// started: this pass applied a new step; the StatefulSet status read earlier is stale.
 	started bool
 }
@@ -97,6 +100,16 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 	if encryptsAtRest(&e.step.Encryption) || (e.applied != nil && encryptsAtRest(&e.applied.Encryption)) {
 		if err := r.ensureAtRestKeys(ctx, ds); err != nil {
 			return ctrl.Result{}, err
+		}
+		e.atRestKeys = true
+	} else {
+		// A Secret of that name that the operator did not make is none of its business here.
+		sec := &corev1.Secret{}
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: datakeys.AtRestSecret(ds)}, sec); {
+		case err == nil:
+			e.atRestKeys = madeFor(sec, ds) && len(datakeys.Missing(sec.Data)) == 0
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", datakeys.AtRestSecret(ds), err)
 		}
 	}
 	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
@@ -166,7 +179,7 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	if e.step.TLSEnabled() {
 		c.CertSecret, c.TrustConfigMap = certs.NodeSecret(ds), certs.TrustConfigMap(ds)
 	}
-	if encryptsAtRest(&e.step.Encryption) {
+	if e.atRestKeys {
 		c.AtRestSecret = datakeys.AtRestSecret(ds)
 	}
 	objs, err := cassandra.Build(c)

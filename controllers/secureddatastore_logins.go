@@ -203,9 +203,14 @@ func (r *SecuredDatastoreReconciler) ownedSecret(ctx context.Context, ds *v1alph
 	case err != nil:
 		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
-	labels := cassandra.Labels(ds)
-	if sec.Labels["app.kubernetes.io/managed-by"] != labels["app.kubernetes.io/managed-by"] || sec.Labels["app.kubernetes.io/instance"] != ds.Name {
+	if !madeFor(sec, ds) {
 		return nil, r.nameConflict(ds, "Secret", name)
 	}
 	return sec, nil
+}
+
+// madeFor: the operator made the Secret for this datastore (its labels say so).
+func madeFor(sec *corev1.Secret, ds *v1alpha1.SecuredDatastore) bool {
+	labels := cassandra.Labels(ds)
+	return sec.Labels["app.kubernetes.io/managed-by"] == labels["app.kubernetes.io/managed-by"] && sec.Labels["app.kubernetes.io/instance"] == ds.Name
 }

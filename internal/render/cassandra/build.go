@@ -37,8 +37,9 @@ type Cluster struct {
 	// CertSecret names the Secret with the node certificate and TrustConfigMap the ConfigMap
 	// with the trust bundle; both are mounted when the step enables TLS on any channel.
 	CertSecret, TrustConfigMap string
-	// AtRestSecret names the Secret with the at-rest keystore and its password, mounted when the
-	// step encrypts at rest.
+	// AtRestSecret names the Secret with the at-rest keystore and its password: mounted when
+	// given (the step encrypts at rest, or did before, so that its commit logs can replay);
+	// required when the step encrypts at rest.
 	AtRestSecret string
 }
 
@@ -70,7 +71,7 @@ func Build(c Cluster) (Objects, error) {
 		// line of cassandra-rackdc.properties.
 		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
-	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, PasswordAuthentication: PasswordAuthentication(ds, c.Tunnel)}
+	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, PasswordAuthentication: PasswordAuthentication(ds, c.Tunnel), AtRestKeys: c.AtRestSecret != ""}
 	tunnel := c.Tunnel
 	if tunnel != nil && tunnel.CarriesNodes() {
 		t.Seeds = TunnelSeeds(*tunnel)

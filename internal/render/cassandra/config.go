@@ -61,6 +61,10 @@ type Topology struct {
 	// PasswordAuthentication: CQL clients log in (PasswordAuthenticator) and roles have only the
 	// permissions granted to them (CassandraAuthorizer).
 	PasswordAuthentication bool
+	// AtRestKeys: the at-rest keystore is mounted. Without encryption at rest in the step, the
+	// key provider stays configured (with encryption off), so that commit log segments written
+	// encrypted before encryption was turned off still replay after a crash.
+	AtRestKeys bool
 }
 
 // Config renders cassandra.yaml for a step toward (or at) the effective profile.
@@ -107,8 +111,11 @@ func Config(t Topology, step Step) ([]byte, error) {
 		"authenticator":             "AllowAllAuthenticator",
 		"authorizer":                "AllowAllAuthorizer",
 	}
-	if a := enc.AtRest; a != nil && a.Engine != nil {
-		cfg["transparent_data_encryption_options"] = transparentDataEncryption(a.Engine.KeyBits, l)
+	switch a := enc.AtRest; {
+	case a != nil && a.Engine != nil:
+		cfg["transparent_data_encryption_options"] = transparentDataEncryption(true, a.Engine.KeyBits, l)
+	case t.AtRestKeys:
+		cfg["transparent_data_encryption_options"] = transparentDataEncryption(false, datakeys.KeyBits[0], l)
 	}
 	if t.PasswordAuthentication {
 		cfg["authenticator"], cfg["authorizer"], cfg["role_manager"] = "PasswordAuthenticator", "CassandraAuthorizer", "CassandraRoleManager"
@@ -132,10 +139,11 @@ const (
 )
 
 // transparentDataEncryption is Cassandra's encryption of the commit log and hints with a key
-// from the keystore (JKSKeyProvider reads PKCS #12 as well).
-func transparentDataEncryption(keyBits int32, l Layout) map[string]any {
+// from the keystore (JKSKeyProvider reads PKCS #12 as well). Disabled, it still names the key
+// provider, which replay uses for a segment whose header says it was encrypted.
+func transparentDataEncryption(enabled bool, keyBits int32, l Layout) map[string]any {
 	return map[string]any{
-		"enabled":         true,
+		"enabled":         enabled,
 		"chunk_length_kb": 64,
 		"cipher":          atRestCipher,
 		"key_alias":       datakeys.KeyAlias(keyBits),

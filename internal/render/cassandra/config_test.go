@@ -76,3 +76,26 @@ func TestConfigMapsTheProfile(t *testing.T) {
 		t.Error("the JDK engine is selected with -Dcassandra.disable_tcactive_openssl=true")
 	}
 }
+
+// Once a datastore has at-rest keys, the key provider stays in cassandra.yaml even when the step
+// no longer encrypts: a commit log segment written encrypted names its key, and without a
+// provider the node cannot start (CommitLogReadException, seen on a real node).
+func TestAtRestKeyProviderOutlivesEncryption(t *testing.T) {
+	off := v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}
+	plain := Target(v1alpha1.EffectiveEncryption{ClientToNode: off, NodeToNode: off})
+	for _, keys := range []bool{false, true} {
+		tp := topology
+		tp.AtRestKeys = keys
+		b, err := Config(tp, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := string(b)
+		if got := strings.Contains(y, "transparent_data_encryption_options"); got != keys {
+			t.Errorf("keys %v: options rendered %v\n%s", keys, got, y)
+		}
+		if keys && (!strings.Contains(y, "enabled: false") || !strings.Contains(y, "JKSKeyProvider")) {
+			t.Errorf("with keys and no encryption: want the provider, disabled\n%s", y)
+		}
+	}
+}

@@ -86,10 +86,10 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 		volumes = append(volumes, vols...)
 	}
 	containers := []corev1.Container{node}
-	if a := c.Step.Encryption.AtRest; a != nil && a.Engine != nil {
-		if c.AtRestSecret == "" {
-			return corev1.PodSpec{}, fmt.Errorf("the profile encrypts at rest but no at-rest keys Secret is given")
-		}
+	if a := c.Step.Encryption.AtRest; a != nil && a.Engine != nil && c.AtRestSecret == "" {
+		return corev1.PodSpec{}, fmt.Errorf("the profile encrypts at rest but no at-rest keys Secret is given")
+	}
+	if c.AtRestSecret != "" {
 		volumes = append(volumes, podtemplate.SecretVolume("at-rest", c.AtRestSecret))
 		containers[0].VolumeMounts = append(containers[0].VolumeMounts, corev1.VolumeMount{Name: "at-rest", MountPath: PodLayout.AtRestDir, ReadOnly: true})
 		containers[0].Env = append(containers[0].Env, corev1.EnvVar{Name: AtRestPasswordFileVariable, Value: PodLayout.AtRestDir + "/" + datakeys.PasswordFile})

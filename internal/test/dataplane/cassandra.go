@@ -28,6 +28,9 @@ type CassandraNode struct {
 	conf string
 	home string
 	proc *process
+	// atRestKeys: the node has the at-rest keystore (it started encrypting at rest), which stays
+	// configured when a later step does not encrypt.
+	atRestKeys bool
 }
 
 // Node describes one Cassandra process to start.
@@ -98,6 +101,7 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 	}
 	if encryptsAtRest(node.Step) {
 		writeAtRestKeys(t, n.AtRestDir())
+		n.atRestKeys = true
 	}
 	n.render(t)
 	n.launch(t)
@@ -158,7 +162,7 @@ func (n *CassandraNode) render(t testing.TB) {
 	t.Helper()
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
 		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir(), AtRestDir: n.AtRestDir()},
-		PasswordAuthentication: n.PasswordAuthentication}
+		PasswordAuthentication: n.PasswordAuthentication, AtRestKeys: n.atRestKeys}
 	if n.Tunnel != nil {
 		// The launcher sets both addresses, the tunnel's from the address table and the
 		// pod's from POD_IP, as in a pod.

@@ -18,7 +18,8 @@ import (
 // key from the operator's PKCS #12 keystore. Killed with SIGKILL, that node replays its
 // encrypted commit log: every marker reads back. Once flushed, the markers are in its SSTables
 // in clear, because open-source Cassandra encrypts only the commit log and hints; the profile's
-// assessment says so, and this test fails the day that changes.
+// assessment says so, and this test fails the day that changes. Turned off again, the node still
+// replays what it wrote encrypted: the key provider stays configured.
 func TestEngineAtRestEncryptsTheCommitLog(t *testing.T) {
 	const rows = 200
 	off := v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}
@@ -69,6 +70,22 @@ func TestEngineAtRestEncryptsTheCommitLog(t *testing.T) {
 		t.Fatalf("row 7 after the replay: %q, %v", v, err)
 	}
 	t.Logf("%d rows replayed from the encrypted commit log after SIGKILL", n)
+
+	// Encryption at rest turned off: the node keeps the key provider (disabled), so segments
+	// written encrypted before still replay after a crash in the very first start without it.
+	for i := rows; i < 2*rows; i++ {
+		if err := s.Query("INSERT INTO canary.t (k, v) VALUES (?, ?)", i, fmt.Sprintf("%s-%d", marker, i)).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(12 * time.Second)
+	sealed.Kill()
+	sealed.Restart(t, cassandra.Target(plaintext))
+	s = CQLSession(t, nil, sealed)
+	if err := s.Query("SELECT count(*) FROM canary.t").Consistency(gocql.One).Scan(&n); err != nil || n != 2*rows {
+		t.Fatalf("after SIGKILL and a start without encryption at rest: %d rows, %v; want %d", n, err, 2*rows)
+	}
+	t.Logf("%d rows replayed from the encrypted commit log by the node that no longer encrypts", n)
 
 	if out, err := sealed.Nodetool("flush", "canary"); err != nil {
 		t.Fatalf("nodetool flush: %v\n%s", err, out)
