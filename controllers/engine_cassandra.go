@@ -102,8 +102,9 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 			return ctrl.Result{}, err
 		}
 		e.atRestKeys = true
-	} else {
-		// A Secret of that name that the operator did not make is none of its business here.
+	} else if e.sts != nil && podtemplate.VolumeSecret(e.sts.Spec.Template.Spec, datakeys.AtRestVolume) != "" {
+		// The nodes mount a keystore from before: they keep it while it is there. Only then is
+		// the Secret read, so a datastore that never encrypted at rest costs no request.
 		sec := &corev1.Secret{}
 		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: datakeys.AtRestSecret(ds)}, sec); {
 		case err == nil:

@@ -18,7 +18,7 @@ func encryptsAtRest(enc *v1alpha1.EffectiveEncryption) bool {
 }
 
 // ensureAtRestKeys makes the at-rest keystore once, in the Secret <name>-at-rest-keys
-// (internal/render/atrest: a 128-bit and a 256-bit AES key, the keystore's password). Like the
+// (internal/render/datakeys: a 128-bit and a 256-bit AES key, the keystore's password). Like the
 // logins, the Secret has no owner reference, because what was encrypted with these keys lives
 // on volumes that outlive the datastore object; and the operator never replaces a key, because
 // what was written with it could not be read again.

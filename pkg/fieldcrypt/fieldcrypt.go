@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
+	"strings"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -41,17 +43,14 @@ const (
 	CipherChaCha20Poly1305 Cipher = 2
 )
 
-func (c Cipher) String() string {
-	switch c {
-	case CipherNone:
-		return "None"
-	case CipherAESGCM:
-		return "AES-GCM"
-	case CipherChaCha20Poly1305:
-		return "ChaCha20-Poly1305"
-	}
-	return fmt.Sprintf("cipher %d", byte(c))
-}
+// cipherNames and signatureNames are the algorithms' names, by id: String writes them, Parse*
+// reads them.
+var (
+	cipherNames    = []string{"None", "AES-GCM", "ChaCha20-Poly1305"}
+	signatureNames = []string{"None", "Ed25519", "ECDSA-P256", "RSA-2048"}
+)
+
+func (c Cipher) String() string { return nameOf(cipherNames, c, "cipher") }
 
 // Signature is the algorithm that signs envelopes.
 type Signature byte
@@ -67,18 +66,13 @@ const (
 	SignatureRSA2048 Signature = 3
 )
 
-func (s Signature) String() string {
-	switch s {
-	case SignatureNone:
-		return "None"
-	case SignatureEd25519:
-		return "Ed25519"
-	case SignatureECDSAP256:
-		return "ECDSA-P256"
-	case SignatureRSA2048:
-		return "RSA-2048"
+func (s Signature) String() string { return nameOf(signatureNames, s, "signature") }
+
+func nameOf[T ~byte](names []string, id T, what string) string {
+	if int(id) < len(names) {
+		return names[id]
 	}
-	return fmt.Sprintf("signature %d", byte(s))
+	return fmt.Sprintf("%s %d", what, byte(id))
 }
 
 // Size is the length of the signature in an envelope.
@@ -370,21 +364,16 @@ func digest(body, context []byte) [32]byte {
 }
 
 // ParseCipher reads a cipher's name as String writes it.
-func ParseCipher(name string) (Cipher, error) {
-	for _, c := range []Cipher{CipherNone, CipherAESGCM, CipherChaCha20Poly1305} {
-		if c.String() == name {
-			return c, nil
-		}
-	}
-	return 0, fmt.Errorf("fieldcrypt: cipher %q: use None, AES-GCM or ChaCha20-Poly1305", name)
-}
+func ParseCipher(name string) (Cipher, error) { return parseName[Cipher](cipherNames, name, "cipher") }
 
 // ParseSignature reads a signature algorithm's name as String writes it.
 func ParseSignature(name string) (Signature, error) {
-	for _, s := range []Signature{SignatureNone, SignatureEd25519, SignatureECDSAP256, SignatureRSA2048} {
-		if s.String() == name {
-			return s, nil
-		}
+	return parseName[Signature](signatureNames, name, "signature")
+}
+
+func parseName[T ~byte](names []string, name, what string) (T, error) {
+	if i := slices.Index(names, name); i >= 0 {
+		return T(i), nil
 	}
-	return 0, fmt.Errorf("fieldcrypt: signature %q: use None, Ed25519, ECDSA-P256 or RSA-2048", name)
+	return 0, fmt.Errorf("fieldcrypt: %s %q: use %s", what, name, strings.Join(names, ", "))
 }

@@ -90,8 +90,8 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 		return corev1.PodSpec{}, fmt.Errorf("the profile encrypts at rest but no at-rest keys Secret is given")
 	}
 	if c.AtRestSecret != "" {
-		volumes = append(volumes, podtemplate.SecretVolume("at-rest", c.AtRestSecret))
-		containers[0].VolumeMounts = append(containers[0].VolumeMounts, corev1.VolumeMount{Name: "at-rest", MountPath: PodLayout.AtRestDir, ReadOnly: true})
+		volumes = append(volumes, podtemplate.SecretVolume(datakeys.AtRestVolume, c.AtRestSecret))
+		containers[0].VolumeMounts = append(containers[0].VolumeMounts, corev1.VolumeMount{Name: datakeys.AtRestVolume, MountPath: PodLayout.AtRestDir, ReadOnly: true})
 		containers[0].Env = append(containers[0].Env, corev1.EnvVar{Name: AtRestPasswordFileVariable, Value: PodLayout.AtRestDir + "/" + datakeys.PasswordFile})
 	}
 	if tls {

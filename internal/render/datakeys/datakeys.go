@@ -23,6 +23,9 @@ func AtRestSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-at-
 // ClientKeysSecret names the client-side keys' Secret.
 func ClientKeysSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-client-keys" }
 
+// AtRestVolume is the pod volume that mounts the at-rest Secret, in every engine's pods.
+const AtRestVolume = "at-rest"
+
 // The at-rest Secret's files.
 const (
 	KeystoreFile   = "keystore.p12"

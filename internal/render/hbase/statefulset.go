@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
 )
 
@@ -129,7 +130,7 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool) (corev1.Con
 	}
 	if a := s.Encryption.AtRest; a != nil && a.Engine != nil && (r == Master || r == RegionServer) {
 		// The Master hosts regions too (its local store and, in HBase 2, meta may move to it).
-		secretVolume("at-rest", s.AtRestSecret, PodLayout.AtRestDir)
+		secretVolume(datakeys.AtRestVolume, s.AtRestSecret, PodLayout.AtRestDir)
 	}
 	if persistent(r) {
 		mounts = append(mounts, corev1.VolumeMount{Name: "data", MountPath: PodLayout.DataDir})

@@ -61,6 +61,16 @@ func VolumeConfigMap(pod corev1.PodSpec, volume string) string {
 	return ""
 }
 
+// VolumeSecret is the Secret the pod's volume of that name mounts, "" without one.
+func VolumeSecret(pod corev1.PodSpec, volume string) string {
+	for _, v := range pod.Volumes {
+		if v.Name == volume && v.Secret != nil {
+			return v.Secret.SecretName
+		}
+	}
+	return ""
+}
+
 // PodSecurity is the Pod Security Standard "restricted" pod context, running as uid.
 func PodSecurity(uid int64) *corev1.PodSecurityContext {
 	return &corev1.PodSecurityContext{
