@@ -105,8 +105,11 @@ func checkClientSide(t *testing.T, node *dataplane.CassandraNode, with func(map[
 	if err != nil {
 		t.Fatalf("verify after the move: %v\n%s", err, out)
 	}
-	if w := found.Writes; w == nil || w.Corrupted != int64(len(table)) || w.Lost != 0 {
-		t.Errorf("after the move: writes %+v; want every record's field1 corrupted (%d), none lost", w, len(table))
+	// Every record the history holds has its moved field1 corrupted. (The table may hold a record
+	// more: an insert in flight when a run's window ended is written but neither counted nor
+	// recorded.)
+	if w := found.Writes; w == nil || w.Checked < records*fields || w.Checked > int64(len(table)*fields) || w.Corrupted != w.Checked/fields || w.Lost != 0 {
+		t.Errorf("after the move: writes %+v of %d stored records; want every checked record's field1 corrupted, none lost", w, len(table))
 	}
 
 	// Another key opens nothing.
