@@ -86,6 +86,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	a := Analysis{Cells: cells}
 	a.ParetoFrontier = frontier(spec, cells)
 	a.Recommendation, rep.Candidates = recommend(spec, cells, rep.Cells, rep.OverheadMetric)
+	rep.AccelerationEffects = accelerationEffects(spec, cells, rep.OverheadMetric)
 	rep.ParetoFrontier, rep.Recommendation, rep.DecidingAcceleration = a.ParetoFrontier, a.Recommendation, string(deciding(cells))
 	if spec.Cost != nil {
 		rep.Currency = currency(spec.Cost)
@@ -161,15 +162,11 @@ func cpuEfficiency(r v1alpha1.StudyRun) (float64, bool) {
 // compare measures a cell against its baseline on m: paired by round over the rounds both
 // ran, unpaired only when no round has both (runs recorded before rounds were).
 func compare(base, c *v1alpha1.StudyCell, m metric) (stats.Comparison, bool) {
+	partner := byRound(base, m)
 	var b, x []float64
 	for _, r := range c.Runs {
-		i := slices.IndexFunc(base.Runs, func(br v1alpha1.StudyRun) bool { return br.Round == r.Round })
-		if r.Round <= 0 || i < 0 {
-			continue
-		}
-		vb, okb := m(base.Runs[i])
-		vx, okx := m(r)
-		if okb && okx {
+		vx, ok := m(r)
+		if vb := partner[r.Round]; ok && r.Round > 0 && vb > 0 {
 			b, x = append(b, vb), append(x, vx)
 		}
 	}

@@ -83,6 +83,9 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 	}
 	if k == 0 && attempt == 0 {
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
+		if b.Spec.SteadyWarmUp == nil {
+			b.Spec.WarmUp = firstWarmUp(&study.Spec)
+		}
 	}
 	return b
 }
@@ -97,6 +100,17 @@ func steadyWarmUp(spec *v1alpha1.TradeoffStudySpec) *v1alpha1.SteadyWarmUp {
 		return nil
 	}
 	return ptr.To(cmp.Or(ptr.Deref(spec.SteadyWarmUp, v1alpha1.SteadyWarmUp{}), DefaultSteadyWarmUp))
+}
+
+// firstWarmUp of a cell's first run where steadiness cannot be judged: at a fixed rate the
+// throughput stays flat while the JIT still compiles, and the compiling CPU would count
+// against the first round. It lasts at least steadyWarmUp's minimum.
+func firstWarmUp(spec *v1alpha1.TradeoffStudySpec) *metav1.Duration {
+	least := cmp.Or(ptr.Deref(spec.SteadyWarmUp, v1alpha1.SteadyWarmUp{}).Minimum.Duration, DefaultSteadyWarmUp.Minimum.Duration)
+	if spec.WarmUp == nil || spec.WarmUp.Duration >= least {
+		return spec.WarmUp // the benchmark's default, 30s, is longer than any default minimum
+	}
+	return &metav1.Duration{Duration: least}
 }
 
 // ReportConfigMap holds the report for kubectl and the CLI.

@@ -44,6 +44,9 @@ type Report struct {
 	OverheadMetric v1alpha1.OverheadMetric `json:"overheadMetric"`
 	// Precision: the stopping rule and whether it was met, when the study has one.
 	Precision *PrecisionReport `json:"precision,omitempty"`
+	// AccelerationEffects: for each profile measured with hardware AES and with it emulated
+	// off, how much more the latter costs.
+	AccelerationEffects []AccelerationEffect `json:"accelerationEffects,omitempty"`
 }
 
 // CellReport is one cell with its raw repetitions and statistics.
@@ -159,6 +162,9 @@ func (r Report) Markdown() string {
 	}
 	if notes := r.notes(); notes != "" {
 		b.WriteString("\n" + notes)
+	}
+	if acc := r.accelerationText(); acc != "" {
+		b.WriteString("\n## Hardware AES\n\n" + acc)
 	}
 	b.WriteString("\n" + r.runCosts())
 	if len(r.Candidates) > 0 {

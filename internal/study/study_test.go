@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -465,7 +466,82 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 		t.Errorf("the study's bounds: %v", w)
 	}
 	st.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000)}
-	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w != nil {
-		t.Errorf("a fixed rate has no throughput to settle: %v", w)
+	st.Spec.WarmUp = &metav1.Duration{Duration: 5 * time.Second}
+	first, second := Benchmark(st, cell, 0).Spec, Benchmark(st, cell, 1).Spec
+	if first.SteadyWarmUp != nil || first.WarmUp == nil || first.WarmUp.Duration != time.Minute {
+		t.Errorf("a fixed rate has no throughput to settle: the first run warms up for the minimum, got %v and %v", first.SteadyWarmUp, first.WarmUp)
+	}
+	if second.WarmUp == nil || second.WarmUp.Duration != 5*time.Second {
+		t.Errorf("later runs warm up for warmUp, got %v", second.WarmUp)
+	}
+	st.Spec.SteadyWarmUp = nil
+	if w := Benchmark(st, cell, 0).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
+		t.Errorf("without bounds the first run warms up for the default minimum, got %v", w)
+	}
+}
+
+// Seed 000's question: does a TLS profile cost more without hardware AES? The effect pairs
+// each round's overhead with AES emulated off against the same round's with hardware AES, so a
+// drift that moves a whole round (here ±30%) cancels, and the data decide with six rounds.
+func TestHardwareAESEffectIsPairedByRound(t *testing.T) {
+	s := spec()
+	s.Matrix.Profiles = []string{"plaintext", "tls13-aes128gcm", "tls13-aes256gcm"}
+	s.Matrix.ClusterSizes = []int32{1}
+	cells := Cells("s", s, profiles)
+	// Server CPU-µs per operation. tls13-aes128gcm: 50 → 55 with AES, 52 → 65 emulated off, so
+	// a core serves 50/55 = 0.909 and 52/65 = 0.8 of the baseline's operations: without
+	// hardware AES it loses a further 1 - 0.8/0.909 = 12%. tls13-aes256gcm costs the same both
+	// ways.
+	cpu := map[string]float64{
+		"plaintext-on-1": 50, "tls13-aes128gcm-on-1": 55, "tls13-aes256gcm-on-1": 60,
+		"plaintext-off-1": 52, "tls13-aes128gcm-off-1": 65, "tls13-aes256gcm-off-1": 62.4,
+	}
+	drift := []float64{1.0, 1.3, 0.7, 1.1, 0.9, 1.2}
+	noise := []float64{0, 0.004, -0.003, 0.002, -0.001, 0.003}
+	for i := range cells {
+		c := &cells[i]
+		c.State = v1alpha1.CellDone
+		for k := range drift {
+			us := cpu[c.Name] * drift[k]
+			if c.Profile != "plaintext" {
+				us *= 1 + noise[(k+i)%len(noise)]
+			}
+			c.Runs = append(c.Runs, v1alpha1.StudyRun{Round: int32(k + 1), ThroughputOpsPerSec: 10000, ServerCPUMicrosPerOp: decimal(us)})
+		}
+	}
+	a := Analyze("s", s, 42, cells)
+	effects := a.Report.AccelerationEffects
+	if len(effects) != 2 || effects[0].Profile != "tls13-aes128gcm" || effects[1].Profile != "tls13-aes256gcm" {
+		t.Fatalf("effects %+v, want one per TLS profile", effects)
+	}
+	gcm := effects[0].Comparison
+	if !gcm.Paired || gcm.Pairs != 6 || !gcm.Significant || gcm.CI.Low < 0.10 || gcm.CI.High > 0.14 || math.Abs(gcm.Overhead-0.12) > 0.005 {
+		t.Errorf("tls13-aes128gcm: %+v, want a further 12%% with an interval inside 10..14%%", gcm)
+	}
+	if same := effects[1].Comparison; same.Significant || same.CI.Low > 0 || same.CI.High < 0 {
+		t.Errorf("tls13-aes256gcm costs the same both ways: %+v", same)
+	}
+	text := a.Report.Text()
+	for _, want := range []string{
+		"tls13-aes128gcm costs more without hardware AES: it loses a further 12.",
+		"tls13-aes256gcm: no difference found between hardware AES and AES emulated off",
+	} {
+		if !strings.Contains(text, want) || !strings.Contains(a.Report.Markdown(), want) {
+			t.Errorf("the text and Markdown reports lack %q:\n%s", want, text)
+		}
+	}
+	html, err := a.Report.HTML()
+	if err != nil || !strings.Contains(string(html), "<h2>Hardware AES</h2>") {
+		t.Errorf("the HTML report lacks the hardware AES section (%v)", err)
+	}
+
+	// Without the emulated-off baseline's run of a round, that round has no effect to pair.
+	for i := range a.Cells {
+		if a.Cells[i].Name == "plaintext-off-1" {
+			a.Cells[i].Runs = a.Cells[i].Runs[1:]
+		}
+	}
+	if got := Analyze("s", s, 42, a.Cells).Report.AccelerationEffects[0].Comparison.Pairs; got != 5 {
+		t.Errorf("%d pairs, want 5 once the baseline lacks round 1", got)
 	}
 }

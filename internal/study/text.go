@@ -1,9 +1,12 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
 )
 
 // chartWidth is the width of the overhead bars in characters.
@@ -34,6 +37,10 @@ func (r Report) Text() string {
 			fmt.Fprintf(&b, "\n%s\n", g)
 		}
 		fmt.Fprintf(&b, "  %-24s %s\n", c.Profile, r.line(c, scale))
+	}
+	b.WriteString(r.roundsText())
+	if acc := r.accelerationText(); acc != "" {
+		b.WriteString("\n" + acc)
 	}
 	fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(r.recommendationText(), "**", ""))
 	return b.String()
@@ -85,4 +92,45 @@ func (r Report) line(c CellReport, scale float64) string {
 		verdict = "significant, under 2%"
 	}
 	return fmt.Sprintf("|%s %5s%%%s p=%.4f %s%s", string(bar), percent(cmp.Overhead), ci, cmp.Test.P, verdict, mark)
+}
+
+// roundsText is every run's figure on the decision's metric, a row per cell and a column per
+// round: the pairs the overheads compare, and how far the rounds drift.
+func (r Report) roundsText() string {
+	rounds := 0
+	for _, c := range r.Cells {
+		for _, rc := range c.RunCosts {
+			rounds = max(rounds, int(rc.Round))
+		}
+	}
+	if rounds == 0 {
+		return ""
+	}
+	unit, value := "operations per second", func(rc RunCost) string { return orDash(rc.ThroughputOpsPerSec) }
+	if r.OverheadMetric == v1alpha1.OverheadMetricServerCPU {
+		unit, value = "server CPU-µs per operation", func(rc RunCost) string { return decimalOrDash(rc.ServerCPUMicrosPerOp) }
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nRuns by round, %s:\n  %-24s", unit, "cell")
+	for k := 1; k <= rounds; k++ {
+		fmt.Fprintf(&b, " %7s", fmt.Sprintf("r%d", k))
+	}
+	b.WriteString("\n")
+	for _, c := range r.Cells {
+		if len(c.RunCosts) == 0 {
+			continue
+		}
+		cols := make([]string, rounds)
+		for _, rc := range c.RunCosts {
+			if rc.Round > 0 {
+				cols[rc.Round-1] = value(rc)
+			}
+		}
+		fmt.Fprintf(&b, "  %-24s", c.Name)
+		for _, v := range cols {
+			fmt.Fprintf(&b, " %7s", cmp.Or(v, "–"))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

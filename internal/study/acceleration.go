@@ -1,0 +1,119 @@
+package study
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/stats"
+)
+
+// AccelerationEffect is what emulating hardware AES off adds to a profile's overhead: seed 000's
+// question, asked of one study. Each round gives the profile's capacity ratio to its baseline
+// with AES emulated off and with hardware AES; the comparison of the two ratio series, paired
+// by round, says how much more capacity the profile loses without hardware AES. Comparing the
+// two overheads' intervals instead would add both cells' noise twice and discard the pairing.
+type AccelerationEffect struct {
+	Profile string `json:"profile"`
+	Nodes   int32  `json:"nodes"`
+	// Comparison: Overhead is the further fraction of capacity the profile loses with AES
+	// emulated off, on the report's overhead metric; negative when it loses less.
+	Comparison stats.Comparison `json:"comparison"`
+}
+
+// accelerationEffects compares, for every non-baseline profile and size measured at both
+// accelerations, its overhead with AES emulated off against its overhead with hardware AES.
+func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, m v1alpha1.OverheadMetric) []AccelerationEffect {
+	metric := throughput
+	if m == v1alpha1.OverheadMetricServerCPU {
+		metric = cpuEfficiency
+	}
+	var out []AccelerationEffect
+	for i := range cells {
+		on := &cells[i]
+		if on.Acceleration != v1alpha1.AccelerationAvailable || on.Profile == spec.Matrix.Baseline || on.State == v1alpha1.CellFailed {
+			continue
+		}
+		off := cellAt(cells, on.Profile, v1alpha1.AccelerationEmulatedOff, on.Nodes)
+		baseOn, baseOff := baselineOf(cells, on, spec.Matrix.Baseline), (*v1alpha1.StudyCell)(nil)
+		if off != nil {
+			baseOff = baselineOf(cells, off, spec.Matrix.Baseline)
+		}
+		if off == nil || off.State == v1alpha1.CellFailed || baseOn == nil || baseOff == nil {
+			continue
+		}
+		bOn, xOff, bOff := byRound(baseOn, metric), byRound(off, metric), byRound(baseOff, metric)
+		var ratioOn, ratioOff []float64
+		for _, r := range on.Runs {
+			xOn, ok := metric(r)
+			if !ok || r.Round <= 0 || bOn[r.Round] == 0 || xOff[r.Round] == 0 || bOff[r.Round] == 0 {
+				continue
+			}
+			ratioOn, ratioOff = append(ratioOn, xOn/bOn[r.Round]), append(ratioOff, xOff[r.Round]/bOff[r.Round])
+		}
+		if len(ratioOn) == 0 {
+			continue
+		}
+		out = append(out, AccelerationEffect{Profile: on.Profile, Nodes: on.Nodes, Comparison: stats.ComparePaired(ratioOn, ratioOff)})
+	}
+	return out
+}
+
+func cellAt(cells []v1alpha1.StudyCell, profile string, acc v1alpha1.Acceleration, nodes int32) *v1alpha1.StudyCell {
+	i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool {
+		return c.Profile == profile && c.Acceleration == acc && c.Nodes == nodes
+	})
+	if i < 0 {
+		return nil
+	}
+	return &cells[i]
+}
+
+// byRound: the cell's value of m in each round that has one.
+func byRound(c *v1alpha1.StudyCell, m metric) map[int32]float64 {
+	out := map[int32]float64{}
+	for _, r := range c.Runs {
+		if v, ok := m(r); ok && r.Round > 0 {
+			out[r.Round] = v
+		}
+	}
+	return out
+}
+
+// Sentence says what hardware AES is worth to the profile, and whether the data can tell.
+func (e AccelerationEffect) Sentence() string {
+	cmp := e.Comparison
+	size := ""
+	if e.Nodes > 1 {
+		size = fmt.Sprintf(" on %d nodes", e.Nodes)
+	}
+	if !cmp.HasCI {
+		return fmt.Sprintf("%s%s: with AES emulated off it loses %s%% more (%d paired rounds, too few for a 95%% interval).",
+			e.Profile, size, percent(cmp.Overhead), cmp.Pairs)
+	}
+	interval := fmt.Sprintf("95%% interval %s..%s%%, p=%.4f, %d paired rounds", percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs)
+	switch {
+	case cmp.Significant && cmp.Overhead > 0:
+		return fmt.Sprintf("%s%s costs more without hardware AES: it loses a further %s%% of the capacity it keeps with AES (%s).",
+			e.Profile, size, percent(cmp.Overhead), interval)
+	case cmp.Significant:
+		return fmt.Sprintf("%s%s costs less with AES emulated off: %s%% of capacity back (%s).",
+			e.Profile, size, percent(-cmp.Overhead), interval)
+	}
+	return fmt.Sprintf("%s%s: no difference found between hardware AES and AES emulated off (estimate %s%%, %s).",
+		e.Profile, size, percent(cmp.Overhead), interval)
+}
+
+// accelerationText is the report's section on hardware AES; empty when no profile ran at both.
+func (r Report) accelerationText() string {
+	if len(r.AccelerationEffects) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hardware AES, on %s (each round's overhead with AES emulated off against the same round's with hardware AES):\n", metricName(r.OverheadMetric))
+	for _, e := range r.AccelerationEffects {
+		b.WriteString("- " + e.Sentence() + "\n")
+	}
+	return b.String()
+}
