@@ -14,7 +14,8 @@ import (
 
 const (
 	// quietWindow is how far back a run's start looks at its nodes: the kubelet refreshes its
-	// counters every 10-15 s, so the window holds two samples at least.
+	// counters every 10-20 s at the default housekeeping interval, so the window holds two
+	// samples at least.
 	quietWindow = 30 * time.Second
 	// quietPoll is how often a waiting run looks again.
 	quietPoll = 10 * time.Second

@@ -139,7 +139,7 @@ func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run 
 
 // record writes a finished run's results, judges whether it counts and says so in an event.
 func (r *DatastoreBenchmarkReconciler) record(b *v1alpha1.DatastoreBenchmark, run *v1alpha1.BenchmarkRun, out *benchrun.Outcome) {
-	benchrun.Record(run, *out, b.Spec.VerifyWrites)
+	benchrun.Record(run, *out, &b.Spec)
 	action := fmt.Sprintf("Run%d", run.Index)
 	if run.Phase == v1alpha1.RunSucceeded {
 		note := ""

@@ -97,13 +97,15 @@ const (
 	// one finished. Measures capacity.
 	LoadMaxThroughput LoadMode = "MaxThroughput"
 	// LoadFixedRate: open loop at a fixed rate; operations that cannot start on time are counted
-	// as dropped and invalidate the run. Measures latency at a given load.
+	// as dropped and invalidate the run beyond load.maxDroppedPercent. Measures latency, or CPU
+	// per operation, at a given load.
 	LoadFixedRate LoadMode = "FixedRate"
 )
 
 // Load is how hard the benchmark pushes.
 // +kubebuilder:validation:XValidation:rule="self.mode != 'FixedRate' || has(self.rate)",message="rate (operations per second) is required for mode FixedRate",fieldPath=".rate"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'MaxThroughput' || !has(self.rate)",message="rate applies only to mode FixedRate: remove it or set mode: FixedRate",fieldPath=".rate"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'FixedRate' || !has(self.maxDroppedPercent)",message="maxDroppedPercent applies only to mode FixedRate: remove it or set mode: FixedRate",fieldPath=".maxDroppedPercent"
 type Load struct {
 	// mode: MaxThroughput (closed loop) or FixedRate (open loop). Defaults to MaxThroughput.
 	// +kubebuilder:default=MaxThroughput
@@ -119,6 +121,16 @@ type Load struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	Rate *int64 `json:"rate,omitempty"`
+
+	// maxDroppedPercent: the share of a FixedRate run's scheduled operations the clients may
+	// drop (start more than 10ms late) and the run still count. Defaults to 0: any drop makes
+	// the run invalid, right when it measures latency at a load. A run measuring CPU per
+	// operation on a shared machine, where the client is sometimes descheduled for longer than
+	// 10ms, may allow 1: the figure divides by the operations that ran.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=50
+	MaxDroppedPercent *int32 `json:"maxDroppedPercent,omitempty"`
 
 	// clientPods running the load in parallel. Defaults to 1.
 	// +optional
@@ -469,7 +481,7 @@ type RunCPU struct {
 	// +optional
 	BackgroundMillis int64 `json:"backgroundMillis,omitempty"`
 	// coveredSeconds: how much of the window the kubelets' samples spanned; the figures are the
-	// rate over that span times the window (the kubelet refreshes its counters every 10-15s).
+	// rate over that span times the window (the kubelet refreshes its counters every --housekeeping-interval, 10-20s by default).
 	// +optional
 	CoveredSeconds int32 `json:"coveredSeconds,omitempty"`
 	// unavailable says why there are no figures: no Prometheus configured, an external target,

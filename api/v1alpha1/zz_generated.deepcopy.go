@@ -908,6 +908,11 @@ func (in *Load) DeepCopyInto(out *Load) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.MaxDroppedPercent != nil {
+		in, out := &in.MaxDroppedPercent, &out.MaxDroppedPercent
+		*out = new(int32)
+		**out = **in
+	}
 	if in.ClientPods != nil {
 		in, out := &in.ClientPods, &out.ClientPods
 		*out = new(int32)

@@ -36,5 +36,5 @@ fi
   --set images.vpn="${img[vpn]}" --set images.k6="${img[k6]}" --set images.ycsbHBase="${img[ycsb-hbase]}" \
   --set cryptoLabeller.enabled=false --set watch.allNamespaces=true \
   --set prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write \
-  --set prometheus.cpuAccounting.url=http://prometheus.monitoring.svc:9090 --set prometheus.cpuAccounting.settle=8s >&2
+  --set prometheus.cpuAccounting.url=http://prometheus.monitoring.svc:9090 --set prometheus.cpuAccounting.settle=5s >&2
 "$kubectl" -n "$namespace" rollout status "deployment/$release" --timeout=180s >&2

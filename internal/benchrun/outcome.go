@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/benchresult"
@@ -79,10 +80,10 @@ func LastLines(s string, n int) string {
 }
 
 // Record writes a finished run's results into run and judges whether it counts: its phase
-// and, when it does not count, why. With verifyWrites, a run whose acknowledged writes were
+// and, when it does not count, why. With spec.verifyWrites, a run whose acknowledged writes were
 // not all read back intact Fails: that is a finding about the datastore, not a disturbance a
 // repetition would smooth over.
-func Record(run *v1alpha1.BenchmarkRun, out Outcome, verifyWrites bool) {
+func Record(run *v1alpha1.BenchmarkRun, out Outcome, spec *v1alpha1.DatastoreBenchmarkSpec) {
 	sum := out.Summary
 	if !sum.Start.IsZero() {
 		run.StartTime, run.CompletionTime = timePtr(sum.Start), timePtr(sum.End)
@@ -117,7 +118,7 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome, verifyWrites bool) {
 	switch {
 	case out.Failed != "":
 		run.Phase, run.InvalidReason = v1alpha1.RunFailed, out.Failed
-	case verifyWrites && sum.Writes == nil && out.Invalid == "":
+	case spec.VerifyWrites && sum.Writes == nil && out.Invalid == "":
 		run.Phase, run.InvalidReason = v1alpha1.RunFailed, "spec.verifyWrites: the client reported no check of its writes"
 	case sum.Writes != nil && !sum.Writes.Intact():
 		w := sum.Writes
@@ -127,11 +128,22 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome, verifyWrites bool) {
 		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, out.Invalid
 	case sum.Errors > 0:
 		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d client errors (first: %s)", sum.Errors, sum.FirstError)
-	case sum.DroppedIterations > 0:
-		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d dropped iterations: the clients could not keep the fixed rate; add clientPods or virtualUsers", sum.DroppedIterations)
+	case tooManyDropped(sum, spec.Load):
+		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d dropped iterations (%.2f%% of the schedule, %d%% allowed by load.maxDroppedPercent): the clients could not keep the fixed rate; add clientPods or virtualUsers",
+			sum.DroppedIterations, droppedPercent(sum), ptr.Deref(spec.Load.MaxDroppedPercent, 0))
 	case sum.Operations == 0:
 		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, "no operation completed"
 	}
+}
+
+// tooManyDropped: the clients dropped more of the schedule than load.maxDroppedPercent allows.
+func tooManyDropped(sum benchresult.Summary, load v1alpha1.Load) bool {
+	return sum.DroppedIterations > 0 && droppedPercent(sum) > float64(ptr.Deref(load.MaxDroppedPercent, 0))
+}
+
+// droppedPercent of the operations the measured window scheduled.
+func droppedPercent(sum benchresult.Summary) float64 {
+	return 100 * float64(sum.DroppedIterations) / float64(sum.Operations+sum.DroppedIterations)
 }
 
 // ValidThroughputs are the throughputs of the runs that count.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/benchresult"
@@ -96,7 +97,7 @@ func TestRecord(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			run := v1alpha1.BenchmarkRun{Index: 1, Phase: v1alpha1.RunRunning, InvalidReason: "stale"}
-			Record(&run, tc.out, tc.verifyWrites)
+			Record(&run, tc.out, &v1alpha1.DatastoreBenchmarkSpec{VerifyWrites: tc.verifyWrites})
 			if run.Phase != tc.phase || !strings.Contains(run.InvalidReason, tc.reason) || (tc.reason == "") != (run.InvalidReason == "") {
 				t.Errorf("run %s %q, want %s %q", run.Phase, run.InvalidReason, tc.phase, tc.reason)
 			}
@@ -105,10 +106,28 @@ func TestRecord(t *testing.T) {
 			}
 		})
 	}
+	// A fixed-rate run may drop up to load.maxDroppedPercent of its schedule and still count.
+	for _, tc := range []struct {
+		ops, dropped int64
+		allowed      *int32
+		phase        v1alpha1.RunPhase
+	}{
+		{990, 10, nil, v1alpha1.RunInvalid},
+		{990, 10, ptr.To[int32](1), v1alpha1.RunSucceeded},
+		{989, 11, ptr.To[int32](1), v1alpha1.RunInvalid},
+	} {
+		s := sum
+		s.Operations, s.DroppedIterations = tc.ops, tc.dropped
+		run := v1alpha1.BenchmarkRun{}
+		Record(&run, Outcome{Summary: s, Throughput: 990}, &v1alpha1.DatastoreBenchmarkSpec{Load: v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, MaxDroppedPercent: tc.allowed}})
+		if run.Phase != tc.phase {
+			t.Errorf("%d of %d dropped with %v%% allowed: %s %q, want %s", tc.dropped, tc.ops+tc.dropped, ptr.Deref(tc.allowed, 0), run.Phase, run.InvalidReason, tc.phase)
+		}
+	}
 	run := v1alpha1.BenchmarkRun{}
 	steady := sum
 	steady.Series, steady.SeriesStepSeconds = []int64{1000, 1010, 990, 1000}, 1
-	Record(&run, Outcome{Summary: steady, Throughput: 99.6}, false)
+	Record(&run, Outcome{Summary: steady, Throughput: 99.6}, &v1alpha1.DatastoreBenchmarkSpec{})
 	if run.ThroughputOpsPerSec != 100 || run.ClientCPUMillis != 1500 || run.NegotiatedCipherSuite != "TLS_AES_128_GCM_SHA256" ||
 		len(run.Latencies) != 1 || run.Latencies[0].P99Micros != 900 || !run.StartTime.Time.Equal(t0) {
 		t.Errorf("recorded %+v", run)
@@ -116,17 +135,17 @@ func TestRecord(t *testing.T) {
 	if len(run.ThroughputSeries) != 4 || run.SeriesStepSeconds != 1 || run.ThroughputCV != "0.008" {
 		t.Errorf("series %v (step %d), CV %q; want the four seconds and 0.008", run.ThroughputSeries, run.SeriesStepSeconds, run.ThroughputCV)
 	}
-	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, false)
+	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, &v1alpha1.DatastoreBenchmarkSpec{})
 	if run.ThroughputSeries != nil || run.ThroughputCV != "" || run.ClientSide != "" {
 		t.Errorf("a rerun without a series keeps the old one: %v %q; client side %q", run.ThroughputSeries, run.ThroughputCV, run.ClientSide)
 	}
 	sealed := sum
 	sealed.ClientSide = &benchresult.ClientSide{Cipher: "AES-GCM", Signature: "Ed25519", Fields: 5}
-	Record(&run, Outcome{Summary: sealed, Throughput: 99.6}, false)
+	Record(&run, Outcome{Summary: sealed, Throughput: 99.6}, &v1alpha1.DatastoreBenchmarkSpec{})
 	if run.ClientSide != "AES-GCM + Ed25519 on 5 fields" {
 		t.Errorf("client side %q; want what the client applied", run.ClientSide)
 	}
-	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, false)
+	Record(&run, Outcome{Summary: sum, Throughput: 99.6}, &v1alpha1.DatastoreBenchmarkSpec{})
 	if run.ClientSide != "" {
 		t.Errorf("a rerun without client-side protection keeps %q", run.ClientSide)
 	}

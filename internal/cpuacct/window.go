@@ -3,8 +3,9 @@
 // (container_cpu_usage_seconds_total and node_cpu_usage_seconds_total, cumulative counters the
 // kernel keeps per cgroup) as a Prometheus that scrapes the kubelets has stored them.
 //
-// The kubelet refreshes those counters every 10 to 15 seconds and stamps each value with the
-// time it was read, so a window's usage is never read off exactly at its edges. It is
+// The kubelet refreshes those counters every --housekeeping-interval (10 seconds by default, up
+// to twice that with its jitter; 2 seconds on this project's Kind nodes) and stamps each value
+// with the time it was read, so a window's usage is never read off exactly at its edges. It is
 // estimated from the samples inside the window only: their rate times the window's length.
 // Samples outside it would mix in the warm-up before and the idle time after, when the load is
 // different; the samples inside must cover at least three tenths of the window, or the figure is refused
@@ -56,7 +57,7 @@ func Bounds(points []Point, w Window) (first, last Point, err error) {
 		}
 	}
 	if len(inside) < 2 {
-		return Point{}, Point{}, fmt.Errorf("%d samples inside the %s window; the kubelet refreshes its counters every 10-15s, so runs of at least 30s are needed", len(inside), w.Duration().Round(time.Second))
+		return Point{}, Point{}, fmt.Errorf("%d samples inside the %s window; the kubelet refreshes its counters every --housekeeping-interval (10-20s by default), so run longer: 30s or more at the default", len(inside), w.Duration().Round(time.Second))
 	}
 	for i := 1; i < len(inside); i++ {
 		if inside[i].V < inside[i-1].V {
@@ -65,7 +66,7 @@ func Bounds(points []Point, w Window) (first, last Point, err error) {
 	}
 	first, last = inside[0], inside[len(inside)-1]
 	if span := last.T.Sub(first.T); float64(span) < MinCoverage*float64(w.Duration()) {
-		return first, last, fmt.Errorf("the samples inside the window span %s of its %s (at least %.0f%% needed): run longer, the kubelet refreshes its counters only every 10-15 s", span.Round(time.Second), w.Duration().Round(time.Second), 100*MinCoverage)
+		return first, last, fmt.Errorf("the samples inside the window span %s of its %s (at least %.0f%% needed): run longer: the kubelet refreshes its counters only every --housekeeping-interval (10-20s by default)", span.Round(time.Second), w.Duration().Round(time.Second), 100*MinCoverage)
 	}
 	return first, last, nil
 }
