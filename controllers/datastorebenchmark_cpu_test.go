@@ -129,7 +129,7 @@ func TestBenchmarkRunWaitsForQuietNodes(t *testing.T) {
 	g.Expect(late.QuietStart.WaitedSeconds).To(BeNumerically(">=", 180))
 	g.Expect(<-rec.Events).To(ContainSubstring(v1alpha1.ReasonRunNotQuiet))
 
-	g.Expect(syscall.Kill(neighbour, syscall.SIGKILL)).To(Succeed())
+	g.Expect(syscall.Kill(neighbour, syscall.SIGSTOP)).To(Succeed())
 	g.Eventually(func() time.Duration { return r.awaitQuiet(ctx, s, run) }, quietWindow+20*time.Second, time.Second).Should(BeZero(),
 		"the run starts once the window no longer holds the neighbour's work")
 	t.Logf("quiet start: %+v", *run.QuietStart)
@@ -138,4 +138,18 @@ func TestBenchmarkRunWaitsForQuietNodes(t *testing.T) {
 	quiet, _ := strconv.ParseFloat(run.QuietStart.BackgroundCores, 64)
 	g.Expect(quiet).To(BeNumerically("<=", 0.2))
 	g.Expect(<-rec.Events).To(ContainSubstring(v1alpha1.ReasonRunQuiet))
+
+	// A load that ended before a run began waiting (a study's previous run) holds it back only
+	// until what followed is measured: the first look covers the last 30s and sees the load,
+	// the later ones start where the wait began.
+	g.Expect(syscall.Kill(neighbour, syscall.SIGCONT)).To(Succeed())
+	time.Sleep(15 * time.Second)
+	g.Expect(syscall.Kill(neighbour, syscall.SIGSTOP)).To(Succeed())
+	next := &v1alpha1.BenchmarkRun{Index: 2, Phase: v1alpha1.RunPending}
+	g.Expect(r.awaitQuiet(ctx, s, next)).To(Equal(quietPoll), "the last 30s hold the neighbour's load")
+	g.Expect(<-rec.Events).To(ContainSubstring(v1alpha1.ReasonRunWaitsForQuiet))
+	g.Eventually(func() time.Duration { return r.awaitQuiet(ctx, s, next) }, quietWindow, time.Second).Should(BeZero())
+	t.Logf("quiet start after an earlier load: %+v", *next.QuietStart)
+	g.Expect(next.QuietStart.Outcome).To(Equal(v1alpha1.QuietReached))
+	g.Expect(next.QuietStart.WaitedSeconds).To(BeNumerically("<", 20), "the wait ends before the load leaves a 30s window")
 }

@@ -17,8 +17,11 @@ const (
 	// counters every 10-20 s at the default housekeeping interval, so the window holds two
 	// samples at least.
 	quietWindow = 30 * time.Second
+	// quietLeast is the shortest time a waiting run judges its nodes on: a second of calm
+	// between a neighbour's bursts is not quiet.
+	quietLeast = 10 * time.Second
 	// quietPoll is how often a waiting run looks again.
-	quietPoll = 10 * time.Second
+	quietPoll = 5 * time.Second
 	// defaultQuietMaxWait applies when spec.quietStart.maxWait is unset.
 	defaultQuietMaxWait = 90 * time.Second
 )
@@ -52,11 +55,18 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 	}
 	action := "Run" + strconv.Itoa(int(run.Index))
 
-	req, why := r.serverRequest(ctx, s, cpuacct.Window{Start: now.Add(-quietWindow), End: now}, nil)
+	// The first look covers the last quietWindow; later ones only the time since the run began
+	// waiting, and at least quietLeast, so a load that had already ended (a study's previous run
+	// on the same node) does not hold the run back once quietLeast of what followed is measured.
+	window := cpuacct.Window{Start: now.Add(-quietWindow), End: now}
+	if !first {
+		window.Start = later(window.Start, earlier(rq.Since.Time, now.Add(-quietLeast)))
+	}
+	req, why := r.serverRequest(ctx, s, window, nil)
 	if why == "" {
 		res, err := r.Options.CPUAccounting.Account(ctx, req)
 		if err == nil {
-			cores := res.Background / quietWindow.Seconds()
+			cores := res.Background / window.Duration().Seconds()
 			rq.BackgroundCores, rq.Message = strconv.FormatFloat(cores, 'f', 2, 64), ""
 			switch {
 			case cores <= limit.AsApproximateFloat64():
@@ -88,4 +98,18 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 		return 0
 	}
 	return quietPoll
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -258,7 +258,9 @@ type DatastoreBenchmarkSpec struct {
 	SkipLoad bool `json:"skipLoad,omitempty"`
 	// quietStart holds each measured run back until the nodes that host the datastore are
 	// quiet: what they spent on anything but this datastore (other datastores and their
-	// compactions, other workloads) over the last 30 s at most maxCores. A run that waited
+	// compactions, other workloads) over the last 30 s at most maxCores; once it waits, only
+	// the time since it began waiting counts (at least the last 10 s), so a load that had
+	// already ended does not hold it back. The nodes are looked at every 5 s. A run that waited
 	// maxWait starts anyway, and its status says so. Needs the operator's CPU accounting
 	// (--cpu-accounting-prometheus-url); without it, or for an external target, runs start at
 	// once. Studies set it on every run from spec.background.

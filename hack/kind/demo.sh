@@ -128,7 +128,7 @@ say "$(condition secureddatastore "$datastore" EncryptionVerified message)"
 "$kubectl" -n "$ns" get secureddatastore "$datastore" >&2
 
 failed_component="TradeoffStudy $ns/$study"
-step "a trade-off study: plaintext vs two TLS profiles, AES-NI on and emulated off (config/demo/20-study.yaml)"
+step "a trade-off study: plaintext vs TLS 1.3, hardware AES on and emulated off, at a fixed rate (config/demo/20-study.yaml)"
 "$kubectl" apply --server-side --field-manager=make-demo -f "$root/config/demo/20-study.yaml" >&2
 wait_for "study $study" "${DEMO_TIMEOUT_STUDY:-2400}" study_state
 

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -89,8 +90,12 @@ func (e AccelerationEffect) Sentence() string {
 		size = fmt.Sprintf(" on %d nodes", e.Nodes)
 	}
 	if !cmp.HasCI {
-		return fmt.Sprintf("%s%s: with AES emulated off it loses %s%% more (%d paired rounds, too few for a 95%% interval).",
-			e.Profile, size, percent(cmp.Overhead), cmp.Pairs)
+		more := "more"
+		if cmp.Overhead < 0 {
+			more = "less"
+		}
+		return fmt.Sprintf("%s%s: with AES emulated off it loses %s%% %s (%d paired rounds, too few for a 95%% interval).",
+			e.Profile, size, percent(math.Abs(cmp.Overhead)), more, cmp.Pairs)
 	}
 	interval := fmt.Sprintf("95%% interval %s..%s%%, p=%.4f, %d paired rounds", percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs)
 	switch {
@@ -111,7 +116,7 @@ func (r Report) accelerationText() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Hardware AES, on %s (each round's overhead with AES emulated off against the same round's with hardware AES):\n", metricName(r.OverheadMetric))
+	fmt.Fprintf(&b, "Hardware AES: each round's overhead with AES emulated off against the same round's with hardware AES, on %s.\n", metricName(r.OverheadMetric))
 	for _, e := range r.AccelerationEffects {
 		b.WriteString("- " + e.Sentence() + "\n")
 	}

@@ -541,7 +541,11 @@ func TestHardwareAESEffectIsPairedByRound(t *testing.T) {
 			a.Cells[i].Runs = a.Cells[i].Runs[1:]
 		}
 	}
-	if got := Analyze("s", s, 42, a.Cells).Report.AccelerationEffects[0].Comparison.Pairs; got != 5 {
+	five := Analyze("s", s, 42, a.Cells).Report
+	if got := five.AccelerationEffects[0].Comparison.Pairs; got != 5 {
 		t.Errorf("%d pairs, want 5 once the baseline lacks round 1", got)
+	}
+	if want := "(5 paired rounds, too few for a 95% interval)"; !strings.Contains(five.Text(), "tls13-aes128gcm: with AES emulated off it loses 12.") || !strings.Contains(five.Text(), want) {
+		t.Errorf("five rounds must give the estimate without an interval:\n%s", five.Text())
 	}
 }
