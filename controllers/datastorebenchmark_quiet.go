@@ -59,8 +59,13 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 	// waiting, and at least quietLeast, so a load that had already ended (a study's previous run
 	// on the same node) does not hold the run back once quietLeast of what followed is measured.
 	window := cpuacct.Window{Start: now.Add(-quietWindow), End: now}
-	if !first {
-		window.Start = later(window.Start, earlier(rq.Since.Time, now.Add(-quietLeast)))
+	if since := rq.Since.Time; !first {
+		if least := now.Add(-quietLeast); least.Before(since) {
+			since = least
+		}
+		if since.After(window.Start) {
+			window.Start = since
+		}
 	}
 	req, why := r.serverRequest(ctx, s, window, nil)
 	if why == "" {
@@ -98,18 +103,4 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 		return 0
 	}
 	return quietPoll
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
