@@ -37,10 +37,8 @@ func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Stud
 			continue
 		}
 		off := cellAt(cells, on.Profile, v1alpha1.AccelerationEmulatedOff, on.Nodes)
-		baseOn, baseOff := baselineOf(cells, on, spec.Matrix.Baseline), (*v1alpha1.StudyCell)(nil)
-		if off != nil {
-			baseOff = baselineOf(cells, off, spec.Matrix.Baseline)
-		}
+		baseOn := cellAt(cells, spec.Matrix.Baseline, v1alpha1.AccelerationAvailable, on.Nodes)
+		baseOff := cellAt(cells, spec.Matrix.Baseline, v1alpha1.AccelerationEmulatedOff, on.Nodes)
 		if off == nil || off.State == v1alpha1.CellFailed || baseOn == nil || baseOff == nil {
 			continue
 		}

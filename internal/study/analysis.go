@@ -231,13 +231,7 @@ func medianCPU(c *v1alpha1.StudyCell) *float64 {
 }
 
 func baselineOf(cells []v1alpha1.StudyCell, c *v1alpha1.StudyCell, baseline string) *v1alpha1.StudyCell {
-	i := slices.IndexFunc(cells, func(b v1alpha1.StudyCell) bool {
-		return b.Profile == baseline && b.Acceleration == c.Acceleration && b.Nodes == c.Nodes
-	})
-	if i < 0 {
-		return nil
-	}
-	return &cells[i]
+	return cellAt(cells, baseline, c.Acceleration, c.Nodes)
 }
 
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) }
