@@ -85,7 +85,7 @@ func (r *TradeoffStudyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		},
 	}
 	return p.reconcile(ctx, r.Client, st, func(ctx context.Context) (ctrl.Result, error) {
-		return runPhases(ctx, s, r.begin, r.plan, r.cancel, r.provision, r.run, r.extend, r.succeed)
+		return runPhases(ctx, s, r.begin, r.plan, r.cancel, r.provision, r.warmUp, r.run, r.extend, r.succeed)
 	})
 }
 
@@ -207,6 +207,53 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 		r.observeCell(s, cell, &ds)
 	}
 	return ctrl.Result{}, nil
+}
+
+// warmUp warms every cell at once before round 1 where runs cannot judge their own warm-up
+// (study.WarmsTogether), and holds round 1 until every live cell is warm. Only before round 1:
+// a warm-up recreated later would load the machine under a measured run.
+func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ctrl.Result, error) {
+	st := &s.study.Status
+	if !study.WarmsTogether(&s.study.Spec) || st.NextRun > 0 || s.study.Spec.Paused {
+		return ctrl.Result{}, nil
+	}
+	var cold []string
+	for i := range st.Cells {
+		cell := &st.Cells[i]
+		switch cell.State {
+		case v1alpha1.CellPruned, v1alpha1.CellFailed:
+			continue
+		case v1alpha1.CellMeasuring:
+		default:
+			cold = append(cold, cell.Name+" (provisioning)")
+			continue
+		}
+		want := study.WarmUpBenchmark(s.study, cell)
+		_, err := applyOwned(ctx, r.Client, s.study, want)
+		if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
+			r.failCell(s, cell, "WarmUp", notOwned.Error())
+			continue
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		var b v1alpha1.DatastoreBenchmark
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &b); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		switch b.Status.Phase {
+		case v1alpha1.BenchmarkSucceeded:
+		case v1alpha1.BenchmarkFailed:
+			r.failCell(s, cell, "WarmUp", fmt.Sprintf("warm-up %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete)))
+		default:
+			cold = append(cold, fmt.Sprintf("%s (%s)", cell.Name, cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending)))
+		}
+	}
+	if len(cold) == 0 {
+		return ctrl.Result{}, nil
+	}
+	s.waiting = fmt.Sprintf("round 1 waits for every cell to warm up together: %s", strings.Join(cold, ", "))
+	return ctrl.Result{}, errPhaseBlocked // the benchmarks' and datastores' status changes bring us back
 }
 
 // failCell ends a cell that cannot be measured; its remaining repetitions are skipped.

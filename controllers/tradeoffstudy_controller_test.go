@@ -269,3 +269,77 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 		g.Expect(bs.Items).To(BeEmpty())
 	}).Should(Succeed())
 }
+
+// At a fixed rate a run cannot judge its own warm-up, so every cell warms up at once before
+// round 1: each cell's warm-up benchmark loads its data, and no measured run starts until
+// every live cell is warm; round 1's runs then skip the load.
+func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
+	g := NewWithT(t)
+	create(t, plaintextProfile("wt-plain"))
+	create(t, tls13Profile("wt-tls", "TLS_AES_128_GCM_SHA256"))
+	s := &v1alpha1.TradeoffStudy{
+		ObjectMeta: metav1.ObjectMeta{Name: "wt", Namespace: "default"},
+		Spec: v1alpha1.TradeoffStudySpec{
+			Template:     v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
+			Matrix:       v1alpha1.StudyMatrix{Profiles: []string{"wt-plain", "wt-tls"}, Baseline: "wt-plain", ClusterSizes: []int32{1}},
+			Workload:     v1alpha1.Workload{Preset: "B", Duration: &metav1.Duration{Duration: 15 * time.Second}},
+			Load:         v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000), MaxDroppedPercent: ptr.To[int32](5)},
+			WarmUp:       &metav1.Duration{Duration: 3 * time.Second},
+			SteadyWarmUp: &v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: 40 * time.Second}, Maximum: metav1.Duration{Duration: 2 * time.Minute}},
+			Repetitions:  ptr.To[int32](6),
+			Seed:         ptr.To[int64](3),
+			Decision:     v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](25)},
+		},
+	}
+	create(t, s)
+	serveCell(t, "wt-c0", "127.0.0.96", 7296)
+	serveCell(t, "wt-c1", "127.0.0.97", 7297)
+
+	warm := map[string]*v1alpha1.DatastoreBenchmark{}
+	g.Eventually(func(g Gomega) {
+		for _, ds := range []string{"wt-c0", "wt-c1"} {
+			b := &v1alpha1.DatastoreBenchmark{}
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: ds + "-warm"}, b)).To(Succeed())
+			warm[ds] = b
+		}
+	}, 90*time.Second).Should(Succeed(), "both cells warm up as soon as their datastores are verified")
+	for ds, b := range warm {
+		g.Expect(b.Spec.SkipLoad).To(BeFalse(), "the warm-up of %s loads the data", ds)
+		g.Expect(b.Spec.WarmUp.Duration).To(Equal(40 * time.Second))
+		g.Expect(b.Spec.QuietStart).To(BeNil(), "cells warm up together, not each on a quiet machine")
+	}
+
+	// One cell warm: round 1 still waits, and says for what.
+	finishJob(t, g, "wt-c0-warm-load", 0, summaryJSON(t, "load", 1000, 0))
+	finishJob(t, g, "wt-c0-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	g.Eventually(func(g Gomega) {
+		st := getStudy(g, "wt")
+		g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionProgressing).Message).To(
+			Equal("round 1 waits for every cell to warm up together: wt-tls-on-1 (Loading)"))
+	}).Should(Succeed())
+	first := getStudy(g, "wt")
+	firstBench := study.BenchmarkName(cellOf(g, first, first.Status.Schedule[0]).Datastore, 0)
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: firstBench}, &v1alpha1.DatastoreBenchmark{}))
+	}, 2*time.Second).Should(BeTrue(), "no measured run while a cell is still cold")
+
+	finishJob(t, g, "wt-c1-warm-load", 0, summaryJSON(t, "load", 1000, 0))
+	finishJob(t, g, "wt-c1-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	var b v1alpha1.DatastoreBenchmark
+	g.Eventually(func() error {
+		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: firstBench}, &b)
+	}).Should(Succeed(), "round 1 starts once every cell is warm")
+	g.Expect(b.Spec.SkipLoad).To(BeTrue(), "the warm-up loaded the data")
+	g.Expect(b.Spec.SteadyWarmUp).To(BeNil())
+	g.Expect(b.Spec.WarmUp.Duration).To(Equal(3 * time.Second))
+	finishJob(t, g, firstBench+"-run-0", 0, summaryJSON(t, "run", 15000, 0))
+	g.Eventually(func(g Gomega) {
+		st := getStudy(g, "wt")
+		g.Expect(st.Status.NextRun).To(BeEquivalentTo(1))
+		g.Expect(cellOf(g, st, st.Status.Schedule[0]).Runs).To(HaveLen(1), "round 1's run counts; the warm-up does not")
+	}).Should(Succeed())
+
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))
+	g.Expect(env.Client.Patch(context.Background(), &v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: "wt", Namespace: "default"}}, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "wt").Status.Phase).To(Equal(v1alpha1.StudyCancelled)) }).Should(Succeed())
+}

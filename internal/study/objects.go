@@ -61,8 +61,9 @@ func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha
 }
 
 // Benchmark is the k-th repetition of a cell: one measured run against its datastore. The
-// first repetition loads the data; the others reuse it. A round measured again because the
-// machine was busy gets a benchmark of its own, named after the attempt.
+// first repetition loads the data, unless the cell's warm-up did; the others reuse it. A round
+// measured again because the machine was busy gets a benchmark of its own, named after the
+// attempt.
 func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *v1alpha1.DatastoreBenchmark {
 	name, attempt := BenchmarkName(cell.Datastore, k), Attempt(cell, k+1)
 	if attempt > 0 {
@@ -77,17 +78,58 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			Load:        study.Spec.Load,
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
-			SkipLoad:    k > 0 || attempt > 0, // the first attempt of the first repetition loaded it
-			QuietStart:  quietStart(&study.Spec),
+			// The warm-up, or else the first attempt of the first repetition, loaded it.
+			SkipLoad:   k > 0 || attempt > 0 || WarmsTogether(&study.Spec),
+			QuietStart: quietStart(&study.Spec),
 		},
 	}
 	if k == 0 && attempt == 0 {
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
-		if b.Spec.SteadyWarmUp == nil {
-			b.Spec.WarmUp = firstWarmUp(&study.Spec)
-		}
 	}
 	return b
+}
+
+// WarmsTogether: every cell warms up at once, before round 1, where a run cannot judge its own
+// warm-up (a fixed rate or a fixed operation count, see steadyWarmUp). A fixed warm-up long
+// enough for the JIT costs a minute or so per cell; taken together it costs it once, and round
+// 1 then finds every cell as warm as the others.
+func WarmsTogether(spec *v1alpha1.TradeoffStudySpec) bool { return steadyWarmUp(spec) == nil }
+
+// warmUpDroppedPercent: warming cells share the machine, so their clients fall behind a fixed
+// rate; the warm-up's figures are discarded, and it only has to run.
+const warmUpDroppedPercent = 50
+
+// warmUpWindow is the warm-up benchmark's measured window, discarded: the benchmark always
+// measures something after its warm-up.
+const warmUpWindow = 5 * time.Second
+
+// WarmUpBenchmarkName of a cell whose cells warm together.
+func WarmUpBenchmarkName(datastore string) string { return datastore + "-warm" }
+
+// WarmUpBenchmark loads a cell's data and warms its datastore for steadyWarmUp's minimum, at
+// the study's load, at the same time as the other cells' (WarmsTogether). Nothing it measures
+// counts.
+func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.DatastoreBenchmark {
+	spec := &study.Spec
+	w := spec.Workload
+	if w.OperationCount == nil {
+		w.Duration = &metav1.Duration{Duration: warmUpWindow}
+	}
+	load := spec.Load
+	if load.Mode == v1alpha1.LoadFixedRate {
+		load.MaxDroppedPercent = ptr.To[int32](warmUpDroppedPercent)
+	}
+	return &v1alpha1.DatastoreBenchmark{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
+		ObjectMeta: metav1.ObjectMeta{Name: WarmUpBenchmarkName(cell.Datastore), Namespace: study.Namespace, Labels: labels(study, cell)},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
+			Workload:    w,
+			Load:        load,
+			Repetitions: ptr.To[int32](1),
+			WarmUp:      firstWarmUp(spec),
+		},
+	}
 }
 
 // DefaultSteadyWarmUp bounds the warm-up of a cell's first run when the study does not.
@@ -102,9 +144,9 @@ func steadyWarmUp(spec *v1alpha1.TradeoffStudySpec) *v1alpha1.SteadyWarmUp {
 	return ptr.To(cmp.Or(ptr.Deref(spec.SteadyWarmUp, v1alpha1.SteadyWarmUp{}), DefaultSteadyWarmUp))
 }
 
-// firstWarmUp of a cell's first run where steadiness cannot be judged: at a fixed rate the
-// throughput stays flat while the JIT still compiles, and the compiling CPU would count
-// against the first round. It lasts at least steadyWarmUp's minimum.
+// firstWarmUp of a cell where steadiness cannot be judged: at a fixed rate the throughput
+// stays flat while the JIT still compiles, and the compiling CPU would count against the first
+// round. It lasts at least steadyWarmUp's minimum.
 func firstWarmUp(spec *v1alpha1.TradeoffStudySpec) *metav1.Duration {
 	least := cmp.Or(ptr.Deref(spec.SteadyWarmUp, v1alpha1.SteadyWarmUp{}).Minimum.Duration, DefaultSteadyWarmUp.Minimum.Duration)
 	if spec.WarmUp == nil || spec.WarmUp.Duration >= least {

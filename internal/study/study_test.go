@@ -450,12 +450,17 @@ func TestRunsWaitForQuietNodes(t *testing.T) {
 }
 
 // A cell's first run warms the datastore up until steady, within the study's bounds or the
-// default ones; later runs, repeats and open-loop studies warm up for warmUp.
+// default ones; later runs and repeats warm up for warmUp. Where a run cannot judge its own
+// warm-up (a fixed rate), every cell has a warm-up benchmark of its own instead, which loads
+// the data and lasts steadyWarmUp's minimum; round 1 then only warms up for warmUp.
 func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	st := &v1alpha1.TradeoffStudy{Spec: *spec()}
 	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c0"}
 	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w == nil || *w != DefaultSteadyWarmUp {
 		t.Errorf("first run: %v; want the default %v", w, DefaultSteadyWarmUp)
+	}
+	if Benchmark(st, cell, 0).Spec.SkipLoad || WarmsTogether(&st.Spec) {
+		t.Error("a closed loop judges its own warm-up: the first run loads and warms up alone")
 	}
 	if w := Benchmark(st, cell, 1).Spec.SteadyWarmUp; w != nil {
 		t.Errorf("second run: %v; the datastore is warm", w)
@@ -465,18 +470,35 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w == nil || *w != own {
 		t.Errorf("the study's bounds: %v", w)
 	}
-	st.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000)}
+
+	st.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000), MaxDroppedPercent: ptr.To[int32](5)}
 	st.Spec.WarmUp = &metav1.Duration{Duration: 5 * time.Second}
-	first, second := Benchmark(st, cell, 0).Spec, Benchmark(st, cell, 1).Spec
-	if first.SteadyWarmUp != nil || first.WarmUp == nil || first.WarmUp.Duration != time.Minute {
-		t.Errorf("a fixed rate has no throughput to settle: the first run warms up for the minimum, got %v and %v", first.SteadyWarmUp, first.WarmUp)
+	st.Spec.Workload.Duration = &metav1.Duration{Duration: 15 * time.Second}
+	if !WarmsTogether(&st.Spec) {
+		t.Fatal("a fixed rate has no throughput to settle: the cells warm up together")
 	}
-	if second.WarmUp == nil || second.WarmUp.Duration != 5*time.Second {
-		t.Errorf("later runs warm up for warmUp, got %v", second.WarmUp)
+	for k := range 2 {
+		b := Benchmark(st, cell, k).Spec
+		if b.SteadyWarmUp != nil || !b.SkipLoad || b.WarmUp == nil || b.WarmUp.Duration != 5*time.Second {
+			t.Errorf("run %d warms up for warmUp on loaded data, got steady %v, skip load %t, warm-up %v", k, b.SteadyWarmUp, b.SkipLoad, b.WarmUp)
+		}
+	}
+	w := WarmUpBenchmark(st, cell)
+	if w.Name != "s-c0-warm" || w.Spec.SkipLoad || w.Spec.QuietStart != nil || w.Spec.Target.DatastoreRef.Name != "s-c0" {
+		t.Errorf("the warm-up benchmark %s loads (skip %t) the cell's datastore %v without waiting for quiet (%v)", w.Name, w.Spec.SkipLoad, w.Spec.Target.DatastoreRef, w.Spec.QuietStart)
+	}
+	if w.Spec.WarmUp == nil || w.Spec.WarmUp.Duration != time.Minute {
+		t.Errorf("the warm-up lasts the minimum, got %v", w.Spec.WarmUp)
+	}
+	if *w.Spec.Load.MaxDroppedPercent != 50 || *w.Spec.Load.Rate != 1000 || w.Spec.Workload.Duration.Duration != 5*time.Second {
+		t.Errorf("the warm-up runs the study's rate, tolerates what sharing the machine drops and measures briefly: %+v, %v", w.Spec.Load, w.Spec.Workload.Duration)
+	}
+	if *st.Spec.Load.MaxDroppedPercent != 5 || st.Spec.Workload.Duration.Duration != 15*time.Second {
+		t.Error("building the warm-up changed the study's spec")
 	}
 	st.Spec.SteadyWarmUp = nil
-	if w := Benchmark(st, cell, 0).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
-		t.Errorf("without bounds the first run warms up for the default minimum, got %v", w)
+	if w := WarmUpBenchmark(st, cell).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
+		t.Errorf("without bounds the warm-up lasts the default minimum, got %v", w)
 	}
 }
 
