@@ -188,14 +188,11 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 		if cell.State != v1alpha1.CellPending && cell.State != v1alpha1.CellProvisioning && cell.State != v1alpha1.CellMeasuring {
 			continue
 		}
-		_, err := applyOwned(ctx, r.Client, s.study, study.Datastore(s.study, cell))
-		if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
-			// A study measures only what it created: never someone's datastore of that name.
-			r.failCell(s, cell, "Provision", notOwned.Error())
+		if applied, err := r.applyForCell(ctx, s, cell, "Provision", study.Datastore(s.study, cell)); !applied {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
 			continue
-		}
-		if err != nil {
-			return ctrl.Result{}, err
 		}
 		var ds v1alpha1.SecuredDatastore
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.study.Namespace, Name: cell.Datastore}, &ds); err != nil {
@@ -229,13 +226,11 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 			continue
 		}
 		want := study.WarmUpBenchmark(s.study, cell)
-		_, err := applyOwned(ctx, r.Client, s.study, want)
-		if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
-			r.failCell(s, cell, "WarmUp", notOwned.Error())
+		if applied, err := r.applyForCell(ctx, s, cell, "WarmUp", want); !applied {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
 			continue
-		}
-		if err != nil {
-			return ctrl.Result{}, err
 		}
 		var b v1alpha1.DatastoreBenchmark
 		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &b); client.IgnoreNotFound(err) != nil {
@@ -254,6 +249,18 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 	}
 	s.waiting = fmt.Sprintf("round 1 waits for every cell to warm up together: %s", strings.Join(cold, ", "))
 	return ctrl.Result{}, errPhaseBlocked // the benchmarks' and datastores' status changes bring us back
+}
+
+// applyForCell applies an object of the cell's and reports whether it was applied. A study
+// measures only what it created: an object of that name that someone else owns fails the cell,
+// and is left alone.
+func (r *TradeoffStudyReconciler) applyForCell(ctx context.Context, s *studyScope, cell *v1alpha1.StudyCell, action string, obj client.Object) (bool, error) {
+	_, err := applyOwned(ctx, r.Client, s.study, obj)
+	if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
+		r.failCell(s, cell, action, notOwned.Error())
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // failCell ends a cell that cannot be measured; its remaining repetitions are skipped.
@@ -296,7 +303,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				s.waiting = fmt.Sprintf("repetition %s waits for datastore %s of cell %s to be Ready and verified", position(st), cell.Datastore, cell.Name)
 				return ctrl.Result{}, errPhaseBlocked
 			}
-			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, want))
+			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, cell, want))
 		case err != nil:
 			return ctrl.Result{}, err
 		}
@@ -355,7 +362,7 @@ func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl
 // startRepetition creates the benchmark of status.nextRun, but only from the API server's
 // current study: a study read from a cache that has not seen our last status write would
 // start again a repetition already recorded.
-func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyScope, b *v1alpha1.DatastoreBenchmark) error {
+func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyScope, cell *v1alpha1.StudyCell, b *v1alpha1.DatastoreBenchmark) error {
 	var live v1alpha1.TradeoffStudy
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.study), &live); err != nil {
 		return err
@@ -363,12 +370,7 @@ func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyS
 	if live.ResourceVersion != s.study.ResourceVersion {
 		return errStale
 	}
-	_, err := applyOwned(ctx, r.Client, s.study, b)
-	if notOwned := (*NotOwnedError)(nil); errors.As(err, &notOwned) {
-		r.failCell(s, cellNamed(s.study.Status.Cells, s.study.Status.Schedule[s.study.Status.NextRun]), "Run", notOwned.Error())
-		return nil
-	}
-	if err != nil {
+	if applied, err := r.applyForCell(ctx, s, cell, "Run", b); !applied {
 		return err
 	}
 	st := s.study.Status
