@@ -47,7 +47,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 			cr.ServerCPUMicrosPerOp = ptr.To(stats.Median(cpu))
 			c.ServerCPUMicrosPerOp = decimal(*cr.ServerCPUMicrosPerOp)
 		}
-		if base := baselineOf(cells, c, spec.Matrix.Baseline); base != nil && base != c {
+		if base := cellAt(cells, spec.Matrix.Baseline, c.Acceleration, c.Nodes); base != nil && base != c {
 			if cmp, ok := compare(base, c, throughput); ok {
 				c.OverheadPercent = percent(cmp.Overhead)
 				cr.Throughput = &cmp
@@ -231,10 +231,6 @@ func medianCPU(c *v1alpha1.StudyCell) *float64 {
 		return nil
 	}
 	return ptr.To(stats.Median(v))
-}
-
-func baselineOf(cells []v1alpha1.StudyCell, c *v1alpha1.StudyCell, baseline string) *v1alpha1.StudyCell {
-	return cellAt(cells, baseline, c.Acceleration, c.Nodes)
 }
 
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) }

@@ -103,9 +103,6 @@ const warmUpDroppedPercent = 50
 // measures something after its warm-up.
 const warmUpWindow = 5 * time.Second
 
-// WarmUpBenchmarkName of a cell whose cells warm together.
-func WarmUpBenchmarkName(datastore string) string { return datastore + "-warm" }
-
 // WarmUpBenchmark loads a cell's data and warms its datastore for steadyWarmUp's minimum, at
 // the study's load, at the same time as the other cells' (WarmsTogether). Nothing it measures
 // counts.
@@ -121,7 +118,7 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v
 	}
 	return &v1alpha1.DatastoreBenchmark{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
-		ObjectMeta: metav1.ObjectMeta{Name: WarmUpBenchmarkName(cell.Datastore), Namespace: study.Namespace, Labels: labels(study, cell)},
+		ObjectMeta: metav1.ObjectMeta{Name: cell.Datastore + "-warm", Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
 			Workload:    w,
