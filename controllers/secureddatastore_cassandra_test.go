@@ -193,6 +193,18 @@ func eventNotes(g Gomega, obj client.Object, reason string) []string {
 	return notes
 }
 
+// recordedEvents waits for at least one event of the reason and returns the notes of all of
+// them: the recorder sends events in the background, so one that was just emitted may not be
+// stored yet when the condition that accompanies it already is.
+func recordedEvents(g Gomega, obj client.Object, reason string) []string {
+	var notes []string
+	g.Eventually(func(g Gomega) {
+		notes = eventNotes(g, obj, reason)
+		g.Expect(notes).NotTo(BeEmpty(), "no %s event for %s", reason, obj.GetName())
+	}).Should(Succeed())
+	return notes
+}
+
 // A TLS datastore gets its CA chain and node certificate first, and its pods only once the
 // certificate is issued; everything it creates is owned by it, so deleting it cleans up.
 func TestCassandraWaitsForCertificatesAndOwnsItsObjects(t *testing.T) {

@@ -35,7 +35,7 @@ func TestOperatorReplacesTheDefaultSuperuserOnARealNode(t *testing.T) {
 		g.Expect(logins.Message).To(ContainSubstring("the default superuser cassandra is gone"))
 		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 	}, 120*time.Second).Should(Succeed())
-	g.Expect(eventNotes(g, ds, v1alpha1.ReasonLoginsBootstrapped)).NotTo(BeEmpty())
+	recordedEvents(g, ds, v1alpha1.ReasonLoginsBootstrapped)
 
 	n := cassandra.NamesOf(ds)
 	logins := map[string]cqlauth.Login{}

@@ -136,7 +136,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	}).Should(Succeed())
 	g.Expect(schedule).To(Equal(study.Schedule(getStudy(g, "st").Status.Cells, 6, 7)), "the schedule is the seeded RMIT order")
 	g.Expect(schedule).To(HaveLen(18))
-	g.Expect(eventNotes(g, s, "Planned")).To(ContainElement(ContainSubstring("4 cells (1 pruned by the constraints), 18 repetitions")))
+	g.Expect(recordedEvents(g, s, "Planned")).To(ContainElement(ContainSubstring("4 cells (1 pruned by the constraints), 18 repetitions")))
 
 	serveCell(t, "st-c0", "127.0.0.91", 7291)
 	serveCell(t, "st-c1", "127.0.0.92", 7292)
@@ -217,7 +217,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	g.Expect(st.Status.Rounds).To(BeEquivalentTo(7))
 	g.Expect(st.Status.Schedule).To(HaveLen(21))
 	g.Expect(st.Status.Schedule[:18]).To(Equal(schedule), "the added round leaves the planned ones as they ran")
-	g.Expect(eventNotes(g, s, v1alpha1.ReasonRoundAdded)).To(ConsistOf(HavePrefix("round 7 of at most 7: the overhead intervals of st-tls-on-1 (14.9..23.8%) are wider than ±2.0 points")))
+	g.Expect(recordedEvents(g, s, v1alpha1.ReasonRoundAdded)).To(ConsistOf(HavePrefix("round 7 of at most 7: the overhead intervals of st-tls-on-1 (14.9..23.8%) are wider than ±2.0 points")))
 	var measured []string
 	for _, name := range st.Status.Schedule {
 		if name != "st-drift-on-1" {
