@@ -161,11 +161,8 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 }
 
 func (e *cassandraEngine) certificates(*datastoreScope) (need, running bool, req certs.Request) {
-	enc := e.step.Encryption
-	return e.step.TLSEnabled() || (e.applied != nil && e.applied.TLSEnabled()), e.applied != nil, certs.Request{
-		Datastore: e.ds, Labels: cassandra.Labels(e.ds), DNSNames: cassandra.DNSNames(e.ds, e.r.Options.clusterDomain()),
-		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode},
-	}
+	return e.step.TLSEnabled() || (e.applied != nil && e.applied.TLSEnabled()), e.applied != nil,
+		cassandra.Certificates(e.ds, e.step, e.applied, e.r.Options.clusterDomain())
 }
 
 func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.Rollout, error) {

@@ -73,7 +73,7 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 	}
 	ready := certReady(cert)
 	if ready != nil && ready.Status == cmmeta.ConditionTrue {
-		ca, err := r.adoptSecrets(ctx, ds)
+		ca, err := r.adoptSecrets(ctx, ds, req.Clients)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -169,12 +169,15 @@ func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *data
 	return n, nil
 }
 
-// adoptSecrets makes the datastore an owner of the Secrets cert-manager wrote for its own CA
-// and node certificate, so that deleting the datastore deletes their private keys too, and a
+// adoptSecrets makes the datastore an owner of the Secrets cert-manager wrote for its own CA,
+// its node certificate and its client certificates, so that deleting the datastore deletes their private keys too, and a
 // datastore created later under the same name gets new ones. cert-manager stays their manager:
 // the reference is not a controller reference. It returns the node Secret's ca.crt.
-func (r *SecuredDatastoreReconciler) adoptSecrets(ctx context.Context, ds *v1alpha1.SecuredDatastore) ([]byte, error) {
+func (r *SecuredDatastoreReconciler) adoptSecrets(ctx context.Context, ds *v1alpha1.SecuredDatastore, clients []certs.ClientCertificate) ([]byte, error) {
 	names := []string{certs.NodeSecret(ds)}
+	for _, c := range clients {
+		names = append(names, c.SecretName)
+	}
 	if ds.Spec.Certificates == nil || ds.Spec.Certificates.IssuerRef == nil {
 		names = append(names, certs.CACertificate(ds))
 	}

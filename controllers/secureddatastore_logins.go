@@ -50,16 +50,22 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 		return ctrl.Result{}, nil
 	}
 	n := cassandra.NamesOf(ds)
-	superuser, createdSuperuser, err := r.ensureLogin(ctx, ds, n.SuperuserSecret(), cqlauth.SuperuserName)
+	superuser, createdSuperuser, err := r.ensureLogin(ctx, ds, n.SuperuserSecret(), cassandra.SuperuserRole)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	clients, createdClient, err := r.ensureLogin(ctx, ds, n.ClientSecret(), cqlauth.ClientName)
+	clients, createdClient, err := r.ensureLogin(ctx, ds, n.ClientSecret(), cassandra.ClientRole)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	domain := r.Options.clusterDomain()
+	// Where every client must present a certificate, the certificate becomes the login: its
+	// identity is mapped to its role here, under password authentication (Cassandra's default
+	// superuser has no certificate), and the nodes then roll to MutualTlsAuthenticator.
+	certificates := cassandra.CertificateLogins(e.target)
+	mapped := cassandra.IdentitiesMapped(ds, domain)
 	// A login generated anew (its Secret was deleted) is not in Cassandra yet.
-	if meta.IsStatusConditionTrue(ds.Status.Conditions, v1alpha1.ConditionLoginsReady) && !createdSuperuser && !createdClient {
+	if meta.IsStatusConditionTrue(ds.Status.Conditions, v1alpha1.ConditionLoginsReady) && !createdSuperuser && !createdClient && (mapped || !certificates) {
 		return ctrl.Result{}, nil
 	}
 	pending := func(reason, msg string) {
@@ -85,7 +91,14 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 		return ctrl.Result{RequeueAfter: loginRetry}, nil
 	}
 	plan := cqlauth.Plan{Superuser: superuser, Client: clients, Keyspace: "ycsb", Datacenter: cassandra.Datacenter(ds),
-		ReplicationFactor: int(min(cassandra.Nodes(ds), 3))}
+		ReplicationFactor: int(min(cassandra.Nodes(ds), 3)),
+		// The nodes may be rolling to it: the role manager of those that run it refuses passwords.
+		CertificateLogins: mapped && cassandra.CertificateLogins(e.step)}
+	if certificates {
+		for _, id := range cassandra.Identities(ds, domain) {
+			plan.Identities = append(plan.Identities, cqlauth.Identity{ID: id.Identity, Role: id.Role})
+		}
+	}
 	bootstrap := r.Options.bootstrapLogins
 	if bootstrap == nil {
 		bootstrap = cqlauth.Bootstrap
@@ -107,6 +120,14 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 	}
 	msg := fmt.Sprintf("clients log in: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace %s only (Secret %s)",
 		plan.Superuser.Username, n.SuperuserSecret(), plan.Client.Username, plan.Keyspace, n.ClientSecret())
+	if certificates {
+		ds.Status.Identities = cassandra.Identities(ds, domain)
+		msg = fmt.Sprintf("clients log in with their certificates, whose identity is their role: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace %s only (Secret %s); a certificate of the datastore's CA without one of these identities is refused",
+			plan.Superuser.Username, n.SuperuserCertSecret(), plan.Client.Username, plan.Keyspace, n.ClientCertSecret())
+		if !mapped {
+			msg += "; the nodes restart one at a time to authenticate by certificate, and accept passwords until then"
+		}
+	}
 	if task.out.Replaced {
 		msg = "the default superuser cassandra is gone; " + msg
 	}
@@ -178,13 +199,16 @@ func (r *SecuredDatastoreReconciler) cqlDial(ctx context.Context, ds *v1alpha1.S
 	}
 	d.TLS = &tls.Config{RootCAs: roots, ServerName: target.TLS.ServerName}
 	if ch.ClientAuth == v1alpha1.ClientAuthRequired {
-		node := &corev1.Secret{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeSecret(ds)}, node); err != nil {
-			return d, fmt.Errorf("reading the node certificate to present as a client: %w", err)
+		// The superuser's own certificate: once the nodes authenticate by certificate, its
+		// identity is what makes the session the superuser's.
+		name := cassandra.NamesOf(ds).SuperuserCertSecret()
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, sec); err != nil {
+			return d, fmt.Errorf("reading the superuser's client certificate (Secret %s, which cert-manager issues): %w", name, err)
 		}
-		cert, err := tls.X509KeyPair(node.Data[corev1.TLSCertKey], node.Data[corev1.TLSPrivateKeyKey])
+		cert, err := tls.X509KeyPair(sec.Data[corev1.TLSCertKey], sec.Data[corev1.TLSPrivateKeyKey])
 		if err != nil {
-			return d, fmt.Errorf("the node certificate in Secret %s: %w", node.Name, err)
+			return d, fmt.Errorf("the superuser's client certificate in Secret %s: %w", name, err)
 		}
 		d.TLS.Certificates = []tls.Certificate{cert}
 	}

@@ -58,12 +58,13 @@ func effectiveOf(g Gomega, ds *v1alpha1.SecuredDatastore) v1alpha1.EffectiveEncr
 // find it as the datastore's rolled-out pod.
 func startWireTest(t *testing.T, name, address string, jmx int, overrides v1alpha1.EncryptionSettings) *v1alpha1.SecuredDatastore {
 	t.Helper()
-	return startWireTestSignedBy(t, name, address, jmx, overrides, nil)
+	ds, _, _ := startWireNode(t, name, address, jmx, overrides, nil)
+	return ds
 }
 
-// startWireTestSignedBy is startWireTest with the node's certificate signed by stranger
-// instead of the datastore's CA, when stranger is not nil.
-func startWireTestSignedBy(t *testing.T, name, address string, jmx int, overrides v1alpha1.EncryptionSettings, stranger *testpki.CA) *v1alpha1.SecuredDatastore {
+// startWireNode is startWireTest that also returns the node and the datastore's CA, with the
+// node's certificate signed by stranger instead of that CA when stranger is not nil.
+func startWireNode(t *testing.T, name, address string, jmx int, overrides v1alpha1.EncryptionSettings, stranger *testpki.CA) (*v1alpha1.SecuredDatastore, *dataplane.CassandraNode, *testpki.CA) {
 	t.Helper()
 	g := NewWithT(t)
 	ds := datastore(name, "ds-test-wire")
@@ -73,12 +74,12 @@ func startWireTestSignedBy(t *testing.T, name, address string, jmx int, override
 	enc := effectiveOf(g, ds)
 	ca := testpki.New(t)
 	signer := cmp.Or(stranger, ca)
-	dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: signer,
+	node := dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmx, Step: cassandra.Target(enc), CA: signer,
 		DNSNames: cassandra.DNSNames(ds, "cluster.local"), PasswordAuthentication: cassandra.PasswordAuthentication(ds, nil)})
 	issueCertificateBy(t, ds, ca)
 	rollOut(t, ds)
 	runningPod(t, ds, 0, address)
-	return ds
+	return ds, node, ca
 }
 
 // Against real Cassandra nodes: a pinned TLS 1.3 suite with the OpenSSL engine is reported as
@@ -143,7 +144,7 @@ func TestEncryptionVerifiedFromTheWire(t *testing.T) {
 	// the wire is right, the identity is not.
 	t.Run("a stranger's certificate", func(t *testing.T) {
 		g := NewWithT(t)
-		ds := startWireTestSignedBy(t, "wire-stranger", "127.0.0.23", 7223, v1alpha1.EncryptionSettings{}, testpki.New(t))
+		ds, _, _ := startWireNode(t, "wire-stranger", "127.0.0.23", 7223, v1alpha1.EncryptionSettings{}, testpki.New(t))
 		g.Eventually(func(g Gomega) {
 			got := get(g, ds)
 			c := condition(got.Status.Conditions, v1alpha1.ConditionEncryptionVerified)

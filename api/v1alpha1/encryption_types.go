@@ -117,7 +117,11 @@ type TLSSettings struct {
 	CipherSuites []CipherSuite `json:"cipherSuites,omitempty"`
 
 	// clientAuth: whether the server demands a client certificate (mutual TLS). Defaults to None
-	// on clientToNode and Required on nodeToNode, where nodes authenticate each other.
+	// on clientToNode and Required on nodeToNode, where nodes authenticate each other. Required
+	// on a Cassandra clientToNode channel in mode Required also makes the certificate the CQL
+	// login: the operator issues client certificates named by SPIFFE IDs
+	// (<name>-superuser-tls, <name>-client-tls) and the nodes authenticate by them once the
+	// identities are mapped to roles (status.identities).
 	// +optional
 	ClientAuth ClientAuth `json:"clientAuth,omitempty"`
 

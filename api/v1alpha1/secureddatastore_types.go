@@ -488,12 +488,31 @@ type SecuredDatastoreStatus struct {
 	// +optional
 	Certificates *CertificateStatus `json:"certificates,omitempty"`
 
+	// identities: the client-certificate identities (SPIFFE IDs, the URI names of the
+	// certificates in Secrets <name>-superuser-tls and <name>-client-tls) that the operator
+	// mapped to CQL roles. Once both are in, Cassandra nodes whose client channel demands
+	// certificates (clientToNode.tls.clientAuth: Required) authenticate clients by their
+	// certificate (MutualTlsAuthenticator) instead of by password, which takes one rolling
+	// restart.
+	// +optional
+	// +listType=map
+	// +listMapKey=identity
+	Identities []CertificateIdentity `json:"identities,omitempty"`
+
 	// conditions: Ready, ProfileResolved, CertificatesReady, KerberosReady, PlacementSatisfied,
 	// EncryptionVerified, Progressing.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CertificateIdentity is a client certificate's identity and the CQL role it logs in as.
+type CertificateIdentity struct {
+	// identity: the SPIFFE ID in the certificate's URI name.
+	Identity string `json:"identity"`
+	// role it logs in as.
+	Role string `json:"role"`
 }
 
 // SecuredDatastore is a Cassandra or HBase cluster with a declared, verified wire-encryption

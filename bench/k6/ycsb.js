@@ -33,10 +33,11 @@
 //   CQL_CONNECTIONS_PER_HOST  connections per node, each multiplexing requests; 2
 //   CQL_TLS_PROTOCOL / CQL_TLS_CIPHER_SUITE   pin TLS to exactly this protocol and suite
 //   CQL_TLS_CA_FILE / CQL_TLS_SERVER_NAME     trust and name to verify
+//   CQL_TLS_CERT_FILE / CQL_TLS_KEY_FILE       the client certificate, where the cluster demands one
 //   CQL_TLS_FALLBACK      plaintext: connect in plaintext to nodes that do not speak TLS yet
-//   CQL_LOGIN_DIR         a directory with the files username and password (a mounted Secret)
 //                         (an application's view of a live Disabled→Optional→Required change;
 //                         never for a measurement); unset
+//   CQL_LOGIN_DIR         a directory with the files username and password (a mounted Secret)
 //   YCSB_CLIENT_CIPHER / YCSB_CLIENT_SIGNATURE  client-side protection of every written field
 //                         (pkg/fieldcrypt): AES-GCM or ChaCha20-Poly1305, and Ed25519,
 //                         ECDSA-P256 or RSA-2048; a read whose value does not open counts as
@@ -131,6 +132,8 @@ const db = cql({
         cipherSuite: env.CQL_TLS_CIPHER_SUITE || '',
         caFile: env.CQL_TLS_CA_FILE || '',
         serverName: env.CQL_TLS_SERVER_NAME || '',
+        certFile: env.CQL_TLS_CERT_FILE || '',
+        keyFile: env.CQL_TLS_KEY_FILE || '',
         fallback: env.CQL_TLS_FALLBACK || '',
       }
     : undefined,

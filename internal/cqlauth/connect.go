@@ -8,6 +8,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"secured.dev/operator/internal/cqlbench"
 	"secured.dev/operator/internal/pintls"
 )
 
@@ -36,8 +37,11 @@ func (d Dial) Connect() Connect {
 		c.ProtoVersion = 4
 		c.Timeout, c.ConnectTimeout = timeout, timeout
 		c.Consistency = gocql.Quorum
-		if login != (Login{}) {
+		switch {
+		case login != (Login{}):
 			c.Authenticator = gocql.PasswordAuthenticator{Username: login.Username, Password: login.Password}
+		case d.TLS != nil && len(d.TLS.Certificates) > 0:
+			c.Authenticator = cqlbench.CertificateLogin{}
 		}
 		if d.TLS != nil {
 			c.HostDialer = &pintls.HostDialer{Pin: d.Pin, TLS: d.TLS, Dialer: net.Dialer{Timeout: timeout}}

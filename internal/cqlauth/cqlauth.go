@@ -20,12 +20,6 @@ type Login struct{ Username, Password string }
 // DefaultSuperuser is the role Cassandra creates when it first starts with PasswordAuthenticator.
 var DefaultSuperuser = Login{Username: "cassandra", Password: "cassandra"}
 
-// Role names the operator gives the roles it creates.
-const (
-	SuperuserName = "sdo_admin"
-	ClientName    = "sdo_client"
-)
-
 // Plan is what Bootstrap makes true.
 type Plan struct {
 	Superuser Login
@@ -36,7 +30,17 @@ type Plan struct {
 	// must survive a node's restart, or every login fails during a rolling change.
 	Datacenter        string
 	ReplicationFactor int
+	// Identities are client-certificate identities to map to roles (ADD IDENTITY), for nodes
+	// that authenticate clients by certificate (MutualTlsAuthenticator).
+	Identities []Identity
+	// CertificateLogins: the nodes authenticate by certificate already. Roles then take no
+	// password (the role manager refuses the option), and the certificate Connect presents,
+	// not the login it is given, decides who the session is.
+	CertificateLogins bool
 }
+
+// Identity maps a client certificate's SPIFFE ID to the role it logs in as.
+type Identity struct{ ID, Role string }
 
 // Connect opens a session to the cluster as login.
 type Connect func(ctx context.Context, login Login) (*gocql.Session, error)
@@ -49,6 +53,8 @@ type Outcome struct {
 
 var (
 	identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+	// A SPIFFE ID as the operator makes them: a trust domain and a path of plain segments.
+	spiffeID   = regexp.MustCompile(`^spiffe://[a-z0-9.-]+(/[A-Za-z0-9._-]+)+$`)
 	datacenter = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,47}$`)
 )
 
@@ -68,6 +74,14 @@ func (p Plan) validate() error {
 	}
 	if p.Superuser.Username == DefaultSuperuser.Username || p.Client.Username == DefaultSuperuser.Username {
 		return fmt.Errorf("%q is the default superuser, which Bootstrap removes", DefaultSuperuser.Username)
+	}
+	for _, id := range p.Identities {
+		if !spiffeID.MatchString(id.ID) || len(id.ID) > 2048 {
+			return fmt.Errorf("identity %q is not a SPIFFE ID (spiffe://<trust domain>/<path>, letters, digits, '.', '-', '_')", id.ID)
+		}
+		if id.Role != p.Superuser.Username && id.Role != p.Client.Username {
+			return fmt.Errorf("identity %s maps to role %q, which is neither the superuser's nor the client's", id.ID, id.Role)
+		}
 	}
 	if p.ReplicationFactor < 1 {
 		return fmt.Errorf("replication factor %d: at least 1", p.ReplicationFactor)
@@ -113,12 +127,19 @@ func Bootstrap(ctx context.Context, connect Connect, p Plan) (Outcome, error) {
 	}
 	// SimpleStrategy, as the benchmark's own CREATE KEYSPACE IF NOT EXISTS says.
 	stmts = append(stmts,
-		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", p.Keyspace, p.ReplicationFactor),
-		fmt.Sprintf("CREATE ROLE IF NOT EXISTS %s WITH LOGIN = true AND PASSWORD = %s", p.Client.Username, quote(p.Client.Password)),
-		fmt.Sprintf("ALTER ROLE %s WITH PASSWORD = %s", p.Client.Username, quote(p.Client.Password)),
-	)
+		fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", p.Keyspace, p.ReplicationFactor))
+	if p.CertificateLogins {
+		stmts = append(stmts, fmt.Sprintf("CREATE ROLE IF NOT EXISTS %s WITH LOGIN = true", p.Client.Username))
+	} else {
+		stmts = append(stmts,
+			fmt.Sprintf("CREATE ROLE IF NOT EXISTS %s WITH LOGIN = true AND PASSWORD = %s", p.Client.Username, quote(p.Client.Password)),
+			fmt.Sprintf("ALTER ROLE %s WITH PASSWORD = %s", p.Client.Username, quote(p.Client.Password)))
+	}
 	for _, perm := range []string{"CREATE", "ALTER", "DROP", "SELECT", "MODIFY"} {
 		stmts = append(stmts, fmt.Sprintf("GRANT %s ON KEYSPACE %s TO %s", perm, p.Keyspace, p.Client.Username))
+	}
+	for _, id := range p.Identities {
+		stmts = append(stmts, fmt.Sprintf("ADD IDENTITY IF NOT EXISTS %s TO ROLE %s", quote(id.ID), quote(id.Role)))
 	}
 	return out, run(ctx, admin, stmts...)
 }

@@ -10,18 +10,22 @@ import (
 )
 
 func validPlan() Plan {
-	return Plan{Superuser: Login{SuperuserName, "su-secret"}, Client: Login{ClientName, "client-secret"}, Keyspace: "ycsb", Datacenter: "dc1", ReplicationFactor: 3}
+	return Plan{Superuser: Login{"sdo_admin", "su-secret"}, Client: Login{"sdo_client", "client-secret"}, Keyspace: "ycsb", Datacenter: "dc1", ReplicationFactor: 3,
+		Identities: []Identity{{"spiffe://cluster.local/ns/default/secureddatastore/orders/role/sdo_client", "sdo_client"}}}
 }
 
 // A plan whose names would not be plain CQL identifiers never reaches a statement.
 func TestPlanRefusesWhatCouldNotBeAnIdentifier(t *testing.T) {
 	for name, mutate := range map[string]func(*Plan){
-		"quoted superuser":   func(p *Plan) { p.Superuser.Username = `x" WITH SUPERUSER` },
-		"keyspace statement": func(p *Plan) { p.Keyspace = "ycsb; DROP KEYSPACE system_auth" },
-		"datacenter quote":   func(p *Plan) { p.Datacenter = "dc1': 3, 'x" },
-		"default superuser":  func(p *Plan) { p.Superuser.Username = "cassandra" },
-		"empty password":     func(p *Plan) { p.Client.Password = "" },
-		"no replicas":        func(p *Plan) { p.ReplicationFactor = 0 },
+		"quoted superuser":              func(p *Plan) { p.Superuser.Username = `x" WITH SUPERUSER` },
+		"keyspace statement":            func(p *Plan) { p.Keyspace = "ycsb; DROP KEYSPACE system_auth" },
+		"datacenter quote":              func(p *Plan) { p.Datacenter = "dc1': 3, 'x" },
+		"default superuser":             func(p *Plan) { p.Superuser.Username = "cassandra" },
+		"empty password":                func(p *Plan) { p.Client.Password = "" },
+		"no replicas":                   func(p *Plan) { p.ReplicationFactor = 0 },
+		"quoted identity":               func(p *Plan) { p.Identities[0].ID = "spiffe://cluster.local/x' TO ROLE 'sdo_admin" },
+		"not a SPIFFE ID":               func(p *Plan) { p.Identities[0].ID = "https://cluster.local/x" },
+		"identity of a stranger's role": func(p *Plan) { p.Identities[0].Role = "cassandra" },
 	} {
 		p := validPlan()
 		mutate(&p)

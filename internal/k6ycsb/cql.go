@@ -86,6 +86,10 @@ type tlsOptions struct {
 	// CAFile is a PEM bundle; the system roots when empty.
 	CAFile     string `js:"caFile"`
 	ServerName string `js:"serverName"`
+	// CertFile and KeyFile: the client certificate (PEM) and its key, for a cluster that
+	// demands one; read at every handshake, so that a renewed certificate is used at once.
+	CertFile string `js:"certFile"`
+	KeyFile  string `js:"keyFile"`
 	// Fallback "plaintext" connects in plaintext to a node that does not speak TLS yet.
 	Fallback string `js:"fallback"`
 }
@@ -185,6 +189,19 @@ func (o cqlOptions) settings(fieldCount int) (cqlbench.Options, error) {
 		// Verified below instead, against the roots of the moment.
 		cfg.InsecureSkipVerify = true
 		cfg.VerifyConnection = verifyWithRootsFrom(o.TLS.CAFile, o.TLS.ServerName)
+	}
+	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
+		return s, errors.New("ycsb.cql tls.certFile and tls.keyFile: give both (a client certificate and its key) or neither")
+	}
+	if o.TLS.CertFile != "" {
+		if _, err := tls.LoadX509KeyPair(o.TLS.CertFile, o.TLS.KeyFile); err != nil && !s.PlaintextFallback {
+			return s, fmt.Errorf("ycsb.cql tls.certFile: %w", err)
+		}
+		certFile, keyFile := o.TLS.CertFile, o.TLS.KeyFile
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			c, err := tls.LoadX509KeyPair(certFile, keyFile)
+			return &c, err
+		}
 	}
 	s.TLS = &cqlbench.TLS{Pin: pin, Config: cfg}
 	return s, nil

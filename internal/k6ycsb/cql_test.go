@@ -58,6 +58,8 @@ func TestTLSOptionsAreChecked(t *testing.T) {
 		"tls.caFile":     {TLS: &tlsOptions{Protocol: "TLSv1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", CAFile: caFile, ServerName: "a"}},
 		"tls.serverName": {TLS: &tlsOptions{Protocol: "TLSv1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", CAFile: caFile, Fallback: "plaintext"}},
 		"retries":        {Retries: -1},
+		"tls.keyFile":    {TLS: &tlsOptions{Protocol: "TLSv1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", CertFile: caFile}},
+		"tls.certFile":   {TLS: &tlsOptions{Protocol: "TLSv1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", CertFile: caFile, KeyFile: caFile}},
 	} {
 		_, err := o.settings(1)
 		if err == nil || !strings.Contains(err.Error(), name) {

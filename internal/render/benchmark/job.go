@@ -50,6 +50,9 @@ const (
 	loginMount = "/etc/secured/login"
 	// clientKeysMount holds the client-side keys (pkg/fieldcrypt's files).
 	clientKeysMount = "/etc/secured/client-keys"
+	// clientCertMount holds the client certificate (tls.crt, tls.key) of a datastore whose
+	// client channel demands one.
+	clientCertMount = "/etc/secured/client-tls"
 	// historyMount holds the write history of spec.verifyWrites: the root file system is
 	// read-only.
 	historyMount = "/var/run/ycsb"
@@ -194,6 +197,12 @@ func Build(j Job) (*batchv1.Job, error) {
 			Items: []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password"}}}}})
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "login", MountPath: loginMount, ReadOnly: true})
 	}
+	if t := j.Target.TLS; t != nil && t.ClientCertSecret != "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "client-tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: t.ClientCertSecret, DefaultMode: ptr.To[int32](0o440),
+			Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}, {Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}}}}})
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "client-tls", MountPath: clientCertMount, ReadOnly: true})
+	}
 	if j.Target.ClientKeysSecret != "" {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "client-keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: j.Target.ClientKeysSecret, DefaultMode: ptr.To[int32](0o440)}}})
@@ -315,6 +324,10 @@ func env(j Job) []corev1.EnvVar {
 		add("CQL_TLS_SERVER_NAME", t.ServerName)
 		if t.CA.ConfigMap != "" || t.CA.Secret != "" {
 			add("CQL_TLS_CA_FILE", caMount+"/ca.crt")
+		}
+		if t.ClientCertSecret != "" {
+			add("CQL_TLS_CERT_FILE", clientCertMount+"/"+corev1.TLSCertKey)
+			add("CQL_TLS_KEY_FILE", clientCertMount+"/"+corev1.TLSPrivateKeyKey)
 		}
 	}
 	if j.Target.LoginSecret != "" {

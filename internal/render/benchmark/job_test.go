@@ -62,6 +62,42 @@ func TestJobsForADatastore(t *testing.T) {
 	}
 }
 
+// Where the datastore's client channel demands certificates, the clients present theirs: the
+// clients' certificate, whose identity is their role, never the nodes'.
+func TestClientsPresentTheirCertificate(t *testing.T) {
+	ds := tlsDatastore()
+	ds.Status.Encryption.Effective.ClientToNode.ClientAuth = v1alpha1.ClientAuthRequired
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.TLS.ClientCertSecret != "orders-client-tls" {
+		t.Fatalf("client certificate %q; want the clients' own, orders-client-tls", target.TLS.ClientCertSecret)
+	}
+	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "orders-a", Namespace: "shop"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{Target: v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "orders"}}}}
+	job, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/k6:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := job.Spec.Template.Spec
+	var mounted bool
+	for _, v := range pod.Volumes {
+		mounted = mounted || v.Secret != nil && v.Secret.SecretName == "orders-client-tls"
+	}
+	env := map[string]string{}
+	for _, e := range pod.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if !mounted || env["CQL_TLS_CERT_FILE"] != clientCertMount+"/tls.crt" || env["CQL_TLS_KEY_FILE"] != clientCertMount+"/tls.key" {
+		t.Errorf("the client certificate is not handed to the client: mounted %v, env %v", mounted, env)
+	}
+	ds.Status.Encryption.Effective.ClientToNode.ClientAuth = v1alpha1.ClientAuthNone
+	if target, _ := DatastoreTarget(ds, "cluster.local"); target.TLS.ClientCertSecret != "" {
+		t.Errorf("a client certificate %q where none is asked for", target.TLS.ClientCertSecret)
+	}
+}
+
 // A steady warm-up replaces the fixed one in the first run only, and the run's deadline
 // allows for its maximum.
 func TestTheFirstRunWarmsUpUntilSteady(t *testing.T) {

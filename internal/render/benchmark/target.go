@@ -60,6 +60,9 @@ type TLS struct {
 	Protocol, CipherSuite, ServerName string
 	// CA: a ConfigMap or Secret key with the PEM bundle.
 	CA CASource
+	// ClientCertSecret holds the certificate (tls.crt, tls.key) the clients present, where
+	// the datastore's client channel demands one; its identity is the clients' role.
+	ClientCertSecret string
 }
 
 // CASource is one key of a ConfigMap or a Secret.
@@ -121,6 +124,9 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	}
 	t.TLS = &TLS{Protocol: protocol, CipherSuite: suite, ServerName: svc + "." + clusterDomain,
 		CA: CASource{ConfigMap: certs.TrustConfigMap(ds), Key: "ca.crt"}}
+	if cassandra.ClientCertificates(cassandra.Target(*enc.Effective)) {
+		t.TLS.ClientCertSecret = n.ClientCertSecret()
+	}
 	return t, nil
 }
 

@@ -72,6 +72,9 @@ func Build(c Cluster) (Objects, error) {
 		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
 	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, PasswordAuthentication: PasswordAuthentication(ds, c.Tunnel), AtRestKeys: c.AtRestSecret != ""}
+	// Once the superuser's and the clients' identities are mapped to their roles, nodes
+	// authenticate by certificate wherever the step's client channel demands one.
+	t.CertificateAuthentication = t.PasswordAuthentication && IdentitiesMapped(ds, c.ClusterDomain) && CertificateLogins(c.Step)
 	tunnel := c.Tunnel
 	if tunnel != nil && tunnel.CarriesNodes() {
 		t.Seeds = TunnelSeeds(*tunnel)

@@ -61,6 +61,10 @@ type Topology struct {
 	// PasswordAuthentication: CQL clients log in (PasswordAuthenticator) and roles have only the
 	// permissions granted to them (CassandraAuthorizer).
 	PasswordAuthentication bool
+	// CertificateAuthentication: with PasswordAuthentication, CQL clients are authenticated by
+	// the identity in their client certificate (MutualTlsAuthenticator with SPIFFE IDs), which
+	// the client channel then demands; roles and permissions stay as they are.
+	CertificateAuthentication bool
 	// AtRestKeys: the at-rest keystore is mounted. Without encryption at rest in the step, the
 	// key provider stays configured (with encryption off), so that commit log segments written
 	// encrypted before encryption was turned off still replay after a crash.
@@ -119,6 +123,15 @@ func Config(t Topology, step Step) ([]byte, error) {
 	}
 	if t.PasswordAuthentication {
 		cfg["authenticator"], cfg["authorizer"], cfg["role_manager"] = "PasswordAuthenticator", "CassandraAuthorizer", "CassandraRoleManager"
+		if t.CertificateAuthentication {
+			if !CertificateLogins(step) {
+				return nil, fmt.Errorf("certificate authentication needs a client channel that requires TLS and client certificates (clientToNode mode Required, tls.clientAuth Required)")
+			}
+			cfg["authenticator"] = map[string]any{
+				"class_name": "org.apache.cassandra.auth.MutualTlsAuthenticator",
+				"parameters": map[string]any{"validator_class_name": "org.apache.cassandra.auth.SpiffeCertificateValidator"},
+			}
+		}
 	}
 	if t.ListenAddress != "" {
 		cfg["listen_address"] = t.ListenAddress

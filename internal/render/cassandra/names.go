@@ -2,12 +2,14 @@ package cassandra
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 )
@@ -72,10 +74,80 @@ func (n Names) IsConfigMap(name string) bool {
 // configHashLen hex digits of the configuration's hash name a ConfigMap.
 const configHashLen = 10
 
+// Roles the operator creates under Password authentication: the generated superuser, which
+// replaces Cassandra's default one, and the benchmark clients', which may use keyspace ycsb only.
+const (
+	SuperuserRole = "sdo_admin"
+	ClientRole    = "sdo_client"
+)
+
 // SuperuserSecret and ClientSecret hold the CQL logins (username, password) of the generated
 // superuser and of the benchmark clients' role, under Password authentication.
 func (n Names) SuperuserSecret() string { return n.ds.Name + "-superuser" }
 func (n Names) ClientSecret() string    { return n.ds.Name + "-client" }
+
+// SuperuserCertSecret and ClientCertSecret hold the client certificates of the superuser (the
+// operator's) and of the benchmark clients, where the client channel demands certificates.
+func (n Names) SuperuserCertSecret() string { return n.ds.Name + "-superuser-tls" }
+func (n Names) ClientCertSecret() string    { return n.ds.Name + "-client-tls" }
+
+// Identity is the SPIFFE ID of the datastore's client certificate for a CQL role: the URI name
+// the certificate carries and Cassandra's SpiffeCertificateValidator reads. Namespace and name
+// are DNS labels and roles CQL identifiers, so the ID needs no escaping.
+func Identity(ds *v1alpha1.SecuredDatastore, domain, role string) string {
+	return fmt.Sprintf("spiffe://%s/ns/%s/secureddatastore/%s/role/%s", domain, ds.Namespace, ds.Name, role)
+}
+
+// Certificates is what the datastore's certificates are built from for the step its nodes run
+// and the one they run next (applied, nil before the first): the node certificate, and where a
+// client channel demands client certificates, the superuser's (the operator's) and the
+// benchmark clients'.
+func Certificates(ds *v1alpha1.SecuredDatastore, step Step, applied *Step, domain string) certs.Request {
+	enc := step.Encryption
+	r := certs.Request{Datastore: ds, Labels: Labels(ds), DNSNames: DNSNames(ds, domain),
+		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode}}
+	if ClientCertificates(step) || (applied != nil && ClientCertificates(*applied)) {
+		n := NamesOf(ds)
+		secrets := map[string]string{SuperuserRole: n.SuperuserCertSecret(), ClientRole: n.ClientCertSecret()}
+		for _, id := range Identities(ds, domain) {
+			r.Clients = append(r.Clients, certs.ClientCertificate{Role: id.Role, Identity: id.Identity, SecretName: secrets[id.Role]})
+		}
+	}
+	return r
+}
+
+// Identities are the client-certificate identities of the superuser and of the benchmark
+// clients, mapped to their roles.
+func Identities(ds *v1alpha1.SecuredDatastore, domain string) []v1alpha1.CertificateIdentity {
+	return []v1alpha1.CertificateIdentity{
+		{Identity: Identity(ds, domain, SuperuserRole), Role: SuperuserRole},
+		{Identity: Identity(ds, domain, ClientRole), Role: ClientRole},
+	}
+}
+
+// IdentitiesMapped: status.identities says both identities are mapped to their roles.
+func IdentitiesMapped(ds *v1alpha1.SecuredDatastore, domain string) bool {
+	for _, want := range Identities(ds, domain) {
+		if !slices.Contains(ds.Status.Identities, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// ClientCertificates: clients must present a certificate on the client channel of the step,
+// so the datastore issues them theirs.
+func ClientCertificates(step Step) bool {
+	ch := step.Encryption.ClientToNode
+	return ch.Mode != v1alpha1.ChannelDisabled && ch.ClientAuth == v1alpha1.ClientAuthRequired
+}
+
+// CertificateLogins: the step's client channel lets nodes authenticate CQL clients by their
+// certificate alone: every client must speak TLS (Required, not Optional, where a plaintext
+// client has no certificate to show) and present one.
+func CertificateLogins(step Step) bool {
+	return ClientCertificates(step) && step.Encryption.ClientToNode.Mode == v1alpha1.ChannelRequired
+}
 
 // Pod is the name of the pod with the ordinal.
 func (n Names) Pod(ordinal int) string { return fmt.Sprintf("%s-%d", n.ds.Name, ordinal) }

@@ -88,8 +88,7 @@ func TestSampleDatastoreObjects(t *testing.T) {
 		"secureddatastore-cassandra-data-protection.yaml"} {
 		ds, enc := sampleDatastore(t, file)
 		objs := build(t, ds, enc)
-		certObjs, err := certs.Build(certs.Request{Datastore: ds, Labels: Labels(ds), DNSNames: DNSNames(ds, "cluster.local"),
-			Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode}})
+		certObjs, err := certs.Build(Certificates(ds, Target(enc), nil, "cluster.local"))
 		if err != nil {
 			t.Fatal(err)
 		}

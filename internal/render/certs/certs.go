@@ -5,6 +5,8 @@ package certs
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -36,6 +38,20 @@ type Request struct {
 	// KeystorePasswordSecret, when set, asks for keystore.p12 too, protected by the password
 	// under "password" in that Secret (HDFS's HTTPS servers read PKCS#12 only).
 	KeystorePasswordSecret string
+	// Clients: client certificates to issue from the same CA, for clients of a channel that
+	// demands one.
+	Clients []ClientCertificate
+}
+
+// ClientCertificate is a certificate a client presents: its common name is the role it stands
+// for, its only subject alternative name the identity (a SPIFFE ID) a server maps to that role.
+type ClientCertificate struct {
+	Role, Identity, SecretName string
+}
+
+// ClientCertificateName names the Certificate of a client certificate's Secret.
+func ClientCertificateName(secretName string) string {
+	return strings.TrimSuffix(secretName, "-tls") + "-cert"
 }
 
 // KeystorePasswordSecret names the Secret with the password of a datastore's PKCS#12 keystore.
@@ -137,6 +153,30 @@ func Build(r Request) ([]client.Object, error) {
 			RevisionHistoryLimit:    ptr.To[int32](3),
 		},
 	})
+	for _, c := range r.Clients {
+		uri, err := url.Parse(c.Identity)
+		if err != nil || uri.Scheme != "spiffe" || uri.Host == "" {
+			return nil, fmt.Errorf("client certificate of role %s: identity %q is not a SPIFFE ID", c.Role, c.Identity)
+		}
+		objs = append(objs, &cmv1.Certificate{
+			TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
+			ObjectMeta: meta(ClientCertificateName(c.SecretName)),
+			Spec: cmv1.CertificateSpec{
+				CommonName: c.Role,
+				URIs:       []string{c.Identity},
+				SecretName: c.SecretName,
+				Usages:     []cmv1.KeyUsage{cmv1.UsageClientAuth, cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment},
+				Duration:   &duration,
+				// The key of the node certificate's kind: a server that accepts one accepts the
+				// other.
+				PrivateKey:           &cmv1.CertificatePrivateKey{Algorithm: key.Algorithm, Size: key.Size, Encoding: cmv1.PKCS8, RotationPolicy: cmv1.RotationPolicyAlways},
+				RenewBefore:          &renew,
+				IssuerRef:            issuer,
+				SecretTemplate:       &cmv1.CertificateSecretTemplate{Labels: r.Labels},
+				RevisionHistoryLimit: ptr.To[int32](3),
+			},
+		})
+	}
 	return objs, nil
 }
 

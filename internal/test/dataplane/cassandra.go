@@ -46,6 +46,9 @@ type Node struct {
 	// PasswordAuthentication: CQL clients log in (a datastore's default); tests of other
 	// concerns run without.
 	PasswordAuthentication bool
+	// CertificateAuthentication: with PasswordAuthentication, clients are authenticated by
+	// the SPIFFE ID in their certificate (a datastore's setting once the identities are mapped).
+	CertificateAuthentication bool
 	// CA signs the node's certificate (for its address and DNSNames); nil when no channel uses
 	// TLS.
 	CA       *testpki.CA
@@ -162,7 +165,7 @@ func (n *CassandraNode) render(t testing.TB) {
 	t.Helper()
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
 		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir(), AtRestDir: n.AtRestDir()},
-		PasswordAuthentication: n.PasswordAuthentication, AtRestKeys: n.atRestKeys}
+		PasswordAuthentication: n.PasswordAuthentication, CertificateAuthentication: n.CertificateAuthentication, AtRestKeys: n.atRestKeys}
 	if n.Tunnel != nil {
 		// The launcher sets both addresses, the tunnel's from the address table and the
 		// pod's from POD_IP, as in a pod.

@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,6 +62,22 @@ type Issued struct {
 // authentication; ECDSA keys the rest.
 func (ca *CA) Issue(t testing.TB, rsaKey bool, names ...string) Issued {
 	t.Helper()
+	return ca.issue(t, rsaKey, nil, names...)
+}
+
+// IssueClient signs a client certificate (ECDSA) whose only subject alternative name is the
+// URI, such as a SPIFFE ID.
+func (ca *CA) IssueClient(t testing.TB, uri string) Issued {
+	t.Helper()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.issue(t, false, u)
+}
+
+func (ca *CA) issue(t testing.TB, rsaKey bool, uri *url.URL, names ...string) Issued {
+	t.Helper()
 	var key crypto.Signer
 	var err error
 	if rsaKey {
@@ -71,11 +88,18 @@ func (ca *CA) Issue(t testing.TB, rsaKey bool, names ...string) Issued {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cn := "client"
+	if len(names) > 0 {
+		cn = names[0]
+	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: names[0]},
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	if uri != nil {
+		tmpl.URIs = []*url.URL{uri}
 	}
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil {
