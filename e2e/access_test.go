@@ -135,12 +135,22 @@ func cassandraIsClosedToStrangers(t *testing.T, c client.Client, ds *v1alpha1.Se
 	expectAccess(t, c, stranger.Name, what, host, map[int32]bool{cassandra.NativePort: false, cassandra.StoragePort: false, 7199: false})
 
 	job := cqlClientJob(t, c, ds, "cql-anonymous", "")
-	eventually(t, 3*time.Minute, "the CQL client without a login fails", func() error {
+	if log := refusedJob(t, c, job); !strings.Contains(log, "authentication required") {
+		t.Errorf("the anonymous client failed, but not for want of a login:\n%s", log)
+	} else {
+		t.Log("a CQL client without a login: refused (authentication required)")
+	}
+}
+
+// refusedJob waits for a cql-client Job that must fail and returns its pod's log.
+func refusedJob(t *testing.T, c client.Client, job *batchv1.Job) string {
+	t.Helper()
+	eventually(t, 3*time.Minute, "the CQL client "+job.Name+" is refused", func() error {
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(job), job); err != nil {
 			return err
 		}
 		if job.Status.Succeeded > 0 {
-			t.Fatal("a CQL client without a login was let in")
+			t.Fatalf("the CQL client %s was let in", job.Name)
 		}
 		if job.Status.Failed == 0 {
 			return fmt.Errorf("not failed yet")
@@ -148,32 +158,35 @@ func cassandraIsClosedToStrangers(t *testing.T, c client.Client, ds *v1alpha1.Se
 		return nil
 	})
 	var pods corev1.PodList
-	if err := c.List(context.Background(), &pods, client.InNamespace(ds.Namespace), client.MatchingLabels{"batch.kubernetes.io/job-name": job.Name}); err != nil || len(pods.Items) == 0 {
-		t.Fatalf("the anonymous client's pod: %v (%d pods)", err, len(pods.Items))
+	if err := c.List(context.Background(), &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"batch.kubernetes.io/job-name": job.Name}); err != nil || len(pods.Items) == 0 {
+		t.Fatalf("the pod of %s: %v (%d pods)", job.Name, err, len(pods.Items))
 	}
-	if log := podLog(t, &pods.Items[0], "cql"); !strings.Contains(log, "authentication required") {
-		t.Errorf("the anonymous client failed, but not for want of a login:\n%s", log)
-	} else {
-		t.Log("a CQL client without a login: refused (authentication required)")
-	}
+	return podLog(t, &pods.Items[0], "cql")
 }
 
 // cqlClientJob runs cql-client against ds over TLS, logged in with the login Secret named
 // (none when empty), with extra flags; the node certificate doubles as its client certificate
-// (it has the client-auth usage).
+// (it has the client-auth usage). Without a login it is expected to be refused and runs once.
 func cqlClientJob(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name, loginSecret string, extra ...string) *batchv1.Job {
+	t.Helper()
+	return cqlClientJobWith(t, c, ds, name, certs.NodeSecret(ds), loginSecret, loginSecret == "", extra...)
+}
+
+// cqlClientJobWith is cqlClientJob presenting the certificate in certSecret; refused: the
+// client is expected to fail, once.
+func cqlClientJobWith(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name, certSecret, loginSecret string, refused bool, extra ...string) *batchv1.Job {
 	t.Helper()
 	args := append([]string{"--hosts=" + ds.Name + "." + ds.Namespace + ".svc:9042", "--ca=/tls/ca.crt", "--cert=/tls/tls.crt", "--key=/tls/tls.key"}, extra...)
 	mounts := []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}}
-	volumes := []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certs.NodeSecret(ds)}}}}
+	volumes := []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certSecret}}}}
 	if loginSecret != "" {
 		args = append(args, "--login=/login")
 		mounts = append(mounts, corev1.VolumeMount{Name: "login", MountPath: "/login", ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: loginSecret}}})
 	}
 	backoff := int32(2)
-	if loginSecret == "" {
-		backoff = 0 // refused is the expected outcome; once is enough
+	if refused {
+		backoff = 0 // once is enough
 	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace},

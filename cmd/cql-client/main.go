@@ -28,16 +28,21 @@ func main() {
 		rf       = flag.Int("replication-factor", 3, "replication factor of the test keyspace")
 		value    = flag.String("value", "", "the value to write (a confidentiality canary's marker); empty writes the time")
 		login    = flag.String("login", "", "directory with the files username and password (a datastore's login Secret, mounted); empty connects without a login")
+		certOnly = flag.Bool("certificate-login", false, "log in by the client certificate alone (nodes that authenticate by certificate); needs --cert")
 		expect   = flag.String("expect", "", "write nothing: read the row an earlier run wrote and check it holds this value")
 	)
 	flag.Parse()
-	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login, *expect); err != nil {
+	if *certOnly && (*certFile == "" || *login != "") {
+		fmt.Fprintln(os.Stderr, "cql-client: --certificate-login needs --cert and no --login")
+		os.Exit(2)
+	}
+	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login, *expect, *certOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "cql-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, expect string) error {
+func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, expect string, certOnly bool) error {
 	if hosts == "" {
 		return fmt.Errorf("--hosts is required")
 	}
@@ -70,6 +75,10 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, 
 				return err
 			}
 			cfg.Certificates = []tls.Certificate{pair}
+			if certOnly {
+				// A node that authenticates by certificate still asks for a response.
+				cluster.Authenticator = cqlbench.CertificateLogin{}
+			}
 		}
 		// gocql dials the IP addresses it resolves and discovers, and would check the
 		// certificate against those; the certificate names the Service and the pods by DNS.
