@@ -190,9 +190,16 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	if err := e.pruneConfigs(ctx, objs.ConfigMap.Name); err != nil {
 		return status.Rollout{}, err
 	}
-	if e.applied != nil && !reflect.DeepEqual(*e.applied, e.step) {
+	switch hash := cassandra.ConfigHashAnnotation; {
+	case e.applied != nil && !reflect.DeepEqual(*e.applied, e.step):
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeEncryption",
 			"rolling restart, one node at a time: %s", cassandra.Describe(e.applied, e.step))
+		e.started = true
+	case e.sts != nil && e.sts.Spec.Template.Annotations[hash] != objs.StatefulSet.Spec.Template.Annotations[hash]:
+		// The same step with another configuration: how clients authenticate, for one.
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeConfiguration",
+			"rolling restart, one node at a time: the nodes' configuration changed (they authenticate clients by %s)",
+			cassandra.Authentication(ds, e.tunnel, e.step, r.Options.clusterDomain()))
 		e.started = true
 	}
 	return e.rollout(s), nil

@@ -66,6 +66,10 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 	mapped := cassandra.IdentitiesMapped(ds, domain)
 	// A login generated anew (its Secret was deleted) is not in Cassandra yet.
 	if meta.IsStatusConditionTrue(ds.Status.Conditions, v1alpha1.ConditionLoginsReady) && !createdSuperuser && !createdClient && (mapped || !certificates) {
+		// How clients log in changes with the rolls, without a bootstrap.
+		if msg := e.loginsMessage(certificates); setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionLoginsReady, metav1.ConditionTrue, v1alpha1.ReasonLoginsBootstrapped, msg) {
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "LoginsChanged", "Authenticate", "%s", msg)
+		}
 		return ctrl.Result{}, nil
 	}
 	pending := func(reason, msg string) {
@@ -118,24 +122,36 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 		r.pool().bootstrapLogins(key, run)
 		return ctrl.Result{}, nil
 	}
-	msg := fmt.Sprintf("clients log in: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace %s only (Secret %s)",
-		plan.Superuser.Username, n.SuperuserSecret(), plan.Client.Username, plan.Keyspace, n.ClientSecret())
 	if certificates {
 		ds.Status.Identities = cassandra.Identities(ds, domain)
-		msg = fmt.Sprintf("clients log in with their certificates, whose identity is their role: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace %s only (Secret %s); a certificate of the datastore's CA without one of these identities is refused",
-			plan.Superuser.Username, n.SuperuserCertSecret(), plan.Client.Username, plan.Keyspace, n.ClientCertSecret())
-		if !mapped {
-			msg += "; the nodes restart one at a time to authenticate by certificate, and accept passwords until then"
-		}
 	}
-	if task.out.Replaced {
-		msg = "the default superuser cassandra is gone; " + msg
-	}
+	msg := e.loginsMessage(certificates)
 	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionLoginsReady, metav1.ConditionTrue, v1alpha1.ReasonLoginsBootstrapped, msg) {
+		if task.out.Replaced {
+			msg = "the default superuser cassandra is gone; " + msg
+		}
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, v1alpha1.ReasonLoginsBootstrapped, "BootstrapLogins", "%s", msg)
 	}
 	// Ready again on the next pass, from the roll's state.
 	return ctrl.Result{Requeue: true}, nil
+}
+
+// loginsMessage says how clients log in, once the logins are bootstrapped: by certificate
+// (certificates: the profile demands them) only when every node runs the configuration that
+// authenticates by certificate; until then by password.
+func (e *cassandraEngine) loginsMessage(certificates bool) string {
+	ds, n := e.ds, cassandra.NamesOf(e.ds)
+	if !certificates {
+		return fmt.Sprintf("clients log in: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace ycsb only (Secret %s)",
+			cassandra.SuperuserRole, n.SuperuserSecret(), cassandra.ClientRole, n.ClientSecret())
+	}
+	msg := fmt.Sprintf("clients log in with their certificates, whose identity is their role: the superuser %s (Secret %s) and the benchmark clients' role %s, which may use keyspace ycsb only (Secret %s); a certificate of the datastore's CA without one of these identities is refused",
+		cassandra.SuperuserRole, n.SuperuserCertSecret(), cassandra.ClientRole, n.ClientCertSecret())
+	rolled := cassandra.IdentitiesMapped(ds, e.r.Options.clusterDomain()) && cassandra.CertificateLogins(e.step) && !e.started && status.SetUpdated(e.sts)
+	if !rolled {
+		msg += "; the nodes restart one at a time to authenticate by certificate, and accept passwords until then"
+	}
+	return msg
 }
 
 // ensureLogin returns the login in Secret name, generating it the first time (created). The Secret has no

@@ -33,10 +33,10 @@ func TestOperatorReplacesTheDefaultSuperuserOnARealNode(t *testing.T) {
 		got := get(g, ds)
 		logins := condition(got.Status.Conditions, v1alpha1.ConditionLoginsReady)
 		g.Expect(logins.Status).To(Equal(metav1.ConditionTrue), "%s: %s", logins.Reason, logins.Message)
-		g.Expect(logins.Message).To(ContainSubstring("the default superuser cassandra is gone"))
+		g.Expect(logins.Message).To(HavePrefix("clients log in: the superuser sdo_admin"))
 		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 	}, 120*time.Second).Should(Succeed())
-	recordedEvents(g, ds, v1alpha1.ReasonLoginsBootstrapped)
+	g.Expect(recordedEvents(g, ds, v1alpha1.ReasonLoginsBootstrapped)).To(ContainElement(HavePrefix("the default superuser cassandra is gone; clients log in")))
 
 	n := cassandra.NamesOf(ds)
 	logins := map[string]cqlauth.Login{}
@@ -111,10 +111,16 @@ func TestClientCertificatesBecomeTheLogins(t *testing.T) {
 		g.Expect(runningConfig(g, got).Data["cassandra.yaml"]).To(ContainSubstring("class_name: org.apache.cassandra.auth.MutualTlsAuthenticator"))
 	}, 120*time.Second).Should(Succeed())
 
+	g.Expect(recordedEvents(g, ds, "RollingRestart")).To(ContainElement("rolling restart, one node at a time: the nodes' configuration changed (they authenticate clients by client certificate)"))
 	// The roll, as the StatefulSet controller and the kubelet would do it.
 	rollOut(t, ds)
 	node.CertificateAuthentication = true
 	node.Restart(t, node.Step)
+	g.Eventually(func(g Gomega) {
+		logins := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionLoginsReady)
+		g.Expect(logins.Message).To(HavePrefix("clients log in with their certificates"))
+		g.Expect(logins.Message).NotTo(ContainSubstring("restart"), "the roll is over")
+	}).Should(Succeed())
 
 	trust := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())

@@ -71,10 +71,9 @@ func Build(c Cluster) (Objects, error) {
 		// line of cassandra-rackdc.properties.
 		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
-	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, PasswordAuthentication: PasswordAuthentication(ds, c.Tunnel), AtRestKeys: c.AtRestSecret != ""}
-	// Once the superuser's and the clients' identities are mapped to their roles, nodes
-	// authenticate by certificate wherever the step's client channel demands one.
-	t.CertificateAuthentication = t.PasswordAuthentication && IdentitiesMapped(ds, c.ClusterDomain) && CertificateLogins(c.Step)
+	auth := Authentication(ds, c.Tunnel, c.Step, c.ClusterDomain)
+	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, AtRestKeys: c.AtRestSecret != "",
+		PasswordAuthentication: auth != AuthenticationNone, CertificateAuthentication: auth == AuthenticationCertificate}
 	tunnel := c.Tunnel
 	if tunnel != nil && tunnel.CarriesNodes() {
 		t.Seeds = TunnelSeeds(*tunnel)

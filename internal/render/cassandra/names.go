@@ -203,6 +203,27 @@ func PasswordAuthentication(ds *v1alpha1.SecuredDatastore, tunnel *vpn.Plan) boo
 	return topologyOf(ds).Authentication != v1alpha1.CassandraAuthenticationNone && (tunnel == nil || !tunnel.CarriesClients())
 }
 
+// How the nodes of a step authenticate CQL clients.
+const (
+	AuthenticationNone        = "none"
+	AuthenticationPassword    = "password"
+	AuthenticationCertificate = "client certificate"
+)
+
+// Authentication says how the nodes of the step authenticate CQL clients: by password
+// (PasswordAuthentication), and by client certificate instead once the superuser's and the
+// clients' identities are mapped to their roles, wherever the step's client channel demands
+// certificates.
+func Authentication(ds *v1alpha1.SecuredDatastore, tunnel *vpn.Plan, step Step, domain string) string {
+	switch {
+	case !PasswordAuthentication(ds, tunnel):
+		return AuthenticationNone
+	case IdentitiesMapped(ds, domain) && CertificateLogins(step):
+		return AuthenticationCertificate
+	}
+	return AuthenticationPassword
+}
+
 // Datacenter the nodes report (cassandra-rackdc.properties).
 func Datacenter(ds *v1alpha1.SecuredDatastore) string {
 	if dc := topologyOf(ds).Datacenter; dc != "" {
