@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/hbase"
 )
 
 // The paper's "native security" on the Kind cluster: an HBase SecuredDatastore with Kerberos,
@@ -31,8 +34,11 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	ds := &v1alpha1.SecuredDatastore{
 		ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: ns.Name},
 		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine:     v1alpha1.EngineHBase,
-			HBase:      &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
+			Engine: v1alpha1.EngineHBase,
+			// Three ZooKeeper servers: they must authenticate each other (quorum SASL) to form
+			// the ensemble HBase needs.
+			HBase: &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1),
+				ZooKeeper: v1alpha1.ZooKeeperSpec{Replicas: ptr.To[int32](3)}},
 			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "hbase-kerberos-privacy"},
 		},
 	}
@@ -50,6 +56,18 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	k := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionKerberosReady)
 	if k == nil || k.Status != metav1.ConditionTrue {
 		t.Errorf("KerberosReady %+v", k)
+	}
+	for i := range 3 {
+		pod := &corev1.Pod{}
+		name := fmt.Sprintf("%s-%d", hbase.NamesOf(ds).StatefulSet(hbase.ZooKeeper), i)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, pod); err != nil {
+			t.Fatal(err)
+		}
+		log := podLog(t, pod, string(hbase.ZooKeeper))
+		if !strings.Contains(log, "QuorumServer successfully logged in") || !strings.Contains(log, "QuorumLearner successfully logged in") ||
+			!strings.Contains(log, "LEADING") && !strings.Contains(log, "FOLLOWING") {
+			t.Errorf("ZooKeeper %s: no Kerberos login of the quorum, or no place in the ensemble", name)
+		}
 	}
 	// The Master and the RegionServer answer on their RPC ports exactly as the profile says:
 	// SASL (no TLS) on HBase RPC.

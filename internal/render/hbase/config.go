@@ -112,7 +112,7 @@ func Files(c Topology, enc v1alpha1.EffectiveEncryption) (map[string]string, err
 	if s.kerberos {
 		files["krb5.conf"] = kerberos.Krb5Conf(c.Realm, c.KDC)
 		files["ssl-server.xml"] = SiteXML(sslServer(c))
-		files[zooKeeperJAAS] = zooKeeperServerJAAS(c)
+		files[zooKeeperJAAS] = zooKeeperJAASFile(c)
 	}
 	return files, nil
 }
@@ -388,11 +388,18 @@ const zooKeeperJAAS = "zookeeper-jaas.conf"
 // JVM expands properties in (JAAS configurations), since the files are shared by every pod.
 const HostProperty = "secured.host"
 
-// zooKeeperServerJAAS logs ZooKeeper in as zookeeper/<its host>, the principal its clients
-// ask tickets for (they name the server by the host in their connect string; JVM asks them
-// not to canonicalise it).
-func zooKeeperServerJAAS(c Topology) string {
-	return fmt.Sprintf(`Server {
+// zooKeeperJAASFile logs ZooKeeper in as zookeeper/<its host>, the principal its clients ask
+// tickets for (they name the server by the host in their connect string; JVM asks them not to
+// canonicalise it). In an ensemble the same identity authenticates the servers to each other
+// (QuorumServer when a peer connects, QuorumLearner when it connects to a peer).
+func zooKeeperJAASFile(c Topology) string {
+	contexts := []string{"Server"}
+	if len(c.ZooKeeper) > 1 {
+		contexts = append(contexts, quorumServerContext, quorumLearnerContext)
+	}
+	var b strings.Builder
+	for _, name := range contexts {
+		fmt.Fprintf(&b, `%s {
   com.sun.security.auth.module.Krb5LoginModule required
   useKeyTab=true
   keyTab="%s"
@@ -400,8 +407,16 @@ func zooKeeperServerJAAS(c Topology) string {
   useTicketCache=false
   principal="%s";
 };
-`, c.Layout.Keytab(), kerberos.Service(ZooKeeperService, "${"+HostProperty+"}", c.Realm))
+`, name, c.Layout.Keytab(), kerberos.Service(ZooKeeperService, "${"+HostProperty+"}", c.Realm))
+	}
+	return b.String()
 }
+
+// The JAAS contexts of the ensemble's own authentication.
+const (
+	quorumServerContext  = "QuorumServer"
+	quorumLearnerContext = "QuorumLearner"
+)
 
 func zooCfg(c Topology, s security) string {
 	lines := []string{
@@ -420,6 +435,16 @@ func zooCfg(c Topology, s security) string {
 			"enforce.auth.enabled=true", "enforce.auth.schemes=sasl",
 			// hbase/<host>@REALM is the user hbase, whichever host it runs on.
 			"kerberos.removeHostFromPrincipal=true", "kerberos.removeRealmFromPrincipal=true")
+	}
+	if len(c.ZooKeeper) > 1 && s.kerberos {
+		// A server joins the ensemble only with Kerberos credentials of its own: whoever could
+		// reach the peer ports would otherwise take part in elections and receive every write.
+		lines = append(lines,
+			"quorum.auth.enableSasl=true", "quorum.auth.learnerRequireSasl=true", "quorum.auth.serverRequireSasl=true",
+			"quorum.auth.server.saslLoginContext="+quorumServerContext, "quorum.auth.learner.saslLoginContext="+quorumLearnerContext,
+			// _HOST: the host of the peer as the server list names it, as for clients. ZooKeeper
+			// replaces it only in a principal without a realm (the default realm then applies).
+			"quorum.auth.kerberos.servicePrincipal="+ZooKeeperService+"/_HOST")
 	}
 	if len(c.ZooKeeper) > 1 {
 		lines = append(lines, "quorumListenOnAllIPs=true")
