@@ -51,14 +51,7 @@ func TestOperatorReplacesTheDefaultSuperuserOnARealNode(t *testing.T) {
 	}
 	g.Expect(logins[cassandra.SuperuserRole].Password).NotTo(Equal(logins[cassandra.ClientRole].Password))
 
-	trust := &corev1.ConfigMap{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())
-	roots := x509.NewCertPool()
-	g.Expect(roots.AppendCertsFromPEM([]byte(trust.Data["ca.crt"]))).To(BeTrue())
-	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
-	g.Expect(err).NotTo(HaveOccurred())
-	connect := cqlauth.Dial{Hosts: []string{"127.0.0.24:9042"}, Pin: pin, Timeout: 5 * time.Second,
-		TLS: &tls.Config{RootCAs: roots, ServerName: cassandra.DNSNames(ds, "cluster.local")[0]}}.Connect()
+	connect := dialAsAClient(g, ds, "127.0.0.24")
 	g.Eventually(func() error {
 		s, err := connect(context.Background(), cqlauth.DefaultSuperuser)
 		if err == nil {
@@ -122,16 +115,7 @@ func TestClientCertificatesBecomeTheLogins(t *testing.T) {
 		g.Expect(logins.Message).NotTo(ContainSubstring("restart"), "the roll is over")
 	}).Should(Succeed())
 
-	trust := &corev1.ConfigMap{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())
-	roots := x509.NewCertPool()
-	g.Expect(roots.AppendCertsFromPEM([]byte(trust.Data["ca.crt"]))).To(BeTrue())
-	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
-	g.Expect(err).NotTo(HaveOccurred())
-	as := func(role string) cqlauth.Connect {
-		return cqlauth.Dial{Hosts: []string{"127.0.0.25:9042"}, Pin: pin, Timeout: 5 * time.Second,
-			TLS: &tls.Config{RootCAs: roots, ServerName: cassandra.DNSNames(ds, "cluster.local")[0], Certificates: []tls.Certificate{issued[role]}}}.Connect()
-	}
+	as := func(role string) cqlauth.Connect { return dialAsAClient(g, ds, "127.0.0.25", issued[role]) }
 	clients, err := as(cassandra.ClientRole)(context.Background(), cqlauth.Login{})
 	g.Expect(err).NotTo(HaveOccurred(), "the clients' certificate is not a login")
 	defer clients.Close()
@@ -213,4 +197,18 @@ func TestLoginsAreClosedByDefaultAndNeverTakenOver(t *testing.T) {
 	sec := &corev1.Secret{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "logins-foreign-superuser"}, sec)).To(Succeed())
 	g.Expect(string(sec.Data["password"])).To(Equal("theirs"))
+}
+
+// dialAsAClient reaches the wire-test node at address as the datastore's clients do: TLS 1.3
+// pinned, verified against the datastore's trust bundle under its Service's name, presenting
+// the certificates given.
+func dialAsAClient(g Gomega, ds *v1alpha1.SecuredDatastore, address string, certificates ...tls.Certificate) cqlauth.Connect {
+	trust := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())
+	roots := x509.NewCertPool()
+	g.Expect(roots.AppendCertsFromPEM([]byte(trust.Data["ca.crt"]))).To(BeTrue())
+	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
+	g.Expect(err).NotTo(HaveOccurred())
+	return cqlauth.Dial{Hosts: []string{address + ":9042"}, Pin: pin, Timeout: 5 * time.Second,
+		TLS: &tls.Config{RootCAs: roots, ServerName: cassandra.DNSNames(ds, "cluster.local")[0], Certificates: certificates}}.Connect()
 }

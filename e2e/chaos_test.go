@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -343,25 +342,7 @@ func (b *chaosBench) killLeader() string {
 }
 
 func (b *chaosBench) scaleCertManager(replicas int32) {
-	d := &appsv1.Deployment{}
-	key := client.ObjectKey{Namespace: "cert-manager", Name: "cert-manager"}
-	if err := b.c.Get(context.Background(), key, d); err != nil {
-		b.t.Fatal(err)
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Spec.Replicas = ptr.To(replicas)
-	if err := b.c.Patch(context.Background(), d, patch); err != nil {
-		b.t.Fatal(err)
-	}
-	eventually(b.t, 3*time.Minute, fmt.Sprintf("cert-manager at %d replicas", replicas), func() error {
-		if err := b.c.Get(context.Background(), key, d); err != nil {
-			return err
-		}
-		if d.Status.Replicas != replicas || d.Status.ReadyReplicas != replicas {
-			return fmt.Errorf("%d replicas, %d ready", d.Status.Replicas, d.Status.ReadyReplicas)
-		}
-		return nil
-	})
+	scaleDeployment(b.t, b.c, client.ObjectKey{Namespace: "cert-manager", Name: "cert-manager"}, replicas)
 	b.t.Logf("cert-manager scaled to %d", replicas)
 }
 

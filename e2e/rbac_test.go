@@ -132,9 +132,14 @@ func TestOperatorRunsWithNamespacedRolesOnly(t *testing.T) {
 // scaleOperator sets the replicas of the operator make deploy installed and waits for them.
 func scaleOperator(t *testing.T, c client.Client, replicas int32) {
 	t.Helper()
+	scaleDeployment(t, c, client.ObjectKey{Namespace: "secured-system", Name: "secured-datastore-operator"}, replicas)
+}
+
+// scaleDeployment sets a Deployment's replicas and waits until that many are ready.
+func scaleDeployment(t *testing.T, c client.Client, key client.ObjectKey, replicas int32) {
+	t.Helper()
 	ctx := context.Background()
 	d := &appsv1.Deployment{}
-	key := client.ObjectKey{Namespace: "secured-system", Name: "secured-datastore-operator"}
 	if err := c.Get(ctx, key, d); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +148,7 @@ func scaleOperator(t *testing.T, c client.Client, replicas int32) {
 	if err := c.Patch(ctx, d, patch); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, fmt.Sprintf("the operator at %d replicas", replicas), func() error {
+	eventually(t, 3*time.Minute, fmt.Sprintf("%s at %d replicas", key.Name, replicas), func() error {
 		if err := c.Get(ctx, key, d); err != nil {
 			return err
 		}
