@@ -205,6 +205,47 @@ func recordedEvents(g Gomega, obj client.Object, reason string) []string {
 	return notes
 }
 
+// A renewal cert-manager never finishes (it is down, or its issuer refuses) shows after the
+// stall time as CertificatesReady False with a Warning event, while cert-manager itself keeps
+// the Certificate Ready; the condition clears once the renewal is issued.
+func TestAStalledRenewalIsReported(t *testing.T) {
+	g := NewWithT(t)
+	create(t, tls13Profile("ds-test-stall"))
+	ds := datastore("stall", "ds-test-stall")
+	create(t, ds)
+	ds = get(g, ds)
+	issueCertificate(t, ds, 1)
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionCertificatesReady).Reason).To(Equal(v1alpha1.ReasonIssued))
+	}).Should(Succeed())
+
+	// cert-manager began renewing eleven minutes ago and has done nothing since.
+	g.Eventually(func() error {
+		cert := &cmv1.Certificate{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert); err != nil {
+			return err
+		}
+		began := metav1.NewTime(time.Now().Add(-11 * time.Minute))
+		cert.Status.Conditions = append(cert.Status.Conditions, cmv1.CertificateCondition{Type: cmv1.CertificateConditionIssuing, Status: cmmeta.ConditionTrue,
+			Reason: "Renewing", Message: "Renewing certificate as renewal was scheduled", LastTransitionTime: &began})
+		return env.Client.Status().Update(context.Background(), cert)
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionCertificatesReady)
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonRenewalStalled))
+		g.Expect(c.Message).To(HavePrefix("cert-manager has been renewing certificate stall-node for 11m0s without issuing it (Renewing certificate as renewal was scheduled); nodes keep the current one, valid until "))
+		g.Expect(c.Message).To(HaveSuffix(": check that cert-manager runs (kubectl -n cert-manager get pods) and kubectl describe certificate stall-node"))
+	}).Should(Succeed())
+	g.Expect(recordedEvents(g, ds, v1alpha1.ReasonRenewalStalled)).To(HaveLen(1))
+
+	issueCertificate(t, ds, 2)
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionCertificatesReady)
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonIssued), c.Message)
+	}).Should(Succeed())
+}
+
 // A TLS datastore gets its CA chain and node certificate first, and its pods only once the
 // certificate is issued; everything it creates is owned by it, so deleting it cleans up.
 func TestCassandraWaitsForCertificatesAndOwnsItsObjects(t *testing.T) {

@@ -108,6 +108,12 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 			"node certificate revision %d issued, valid until %s; nodes reload it without a restart", *st.Revision, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	ds.Status.Certificates = st
+	if msg := r.renewalStalled(cert); msg != "" {
+		if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, v1alpha1.ReasonRenewalStalled, msg) {
+			r.Recorder.Eventf(ds, cert, corev1.EventTypeWarning, v1alpha1.ReasonRenewalStalled, "RenewCertificates", "%s", msg)
+		}
+		return ctrl.Result{}, nil
+	}
 	if setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, v1alpha1.ReasonIssued,
 		fmt.Sprintf("node certificate in Secret %s valid until %s", st.SecretName, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))) {
 		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateIssued", "IssueCertificates", "node certificate issued into Secret %s", st.SecretName)
@@ -212,12 +218,39 @@ func (r *SecuredDatastoreReconciler) adoptSecrets(ctx context.Context, ds *v1alp
 }
 
 func certReady(c *cmv1.Certificate) *cmv1.CertificateCondition {
+	return certCondition(c, cmv1.CertificateConditionReady)
+}
+
+func certCondition(c *cmv1.Certificate, t cmv1.CertificateConditionType) *cmv1.CertificateCondition {
 	for i := range c.Status.Conditions {
-		if c.Status.Conditions[i].Type == cmv1.CertificateConditionReady {
+		if c.Status.Conditions[i].Type == t {
 			return &c.Status.Conditions[i]
 		}
 	}
 	return nil
+}
+
+// renewalStalled says why an issued certificate's renewal has lasted longer than it should,
+// or "". cert-manager keeps the Certificate Ready while it renews (the current certificate is
+// still valid), so a renewal that never ends, with cert-manager down or its issuer refusing,
+// would otherwise show nowhere until the certificate expires.
+func (r *SecuredDatastoreReconciler) renewalStalled(cert *cmv1.Certificate) string {
+	issuing := certCondition(cert, cmv1.CertificateConditionIssuing)
+	if issuing == nil || issuing.Status != cmmeta.ConditionTrue || issuing.LastTransitionTime == nil {
+		return ""
+	}
+	since := time.Since(issuing.LastTransitionTime.Time)
+	if since < r.Options.renewalStall() {
+		return ""
+	}
+	msg := fmt.Sprintf("cert-manager has been renewing certificate %s for %s without issuing it", cert.Name, since.Round(time.Minute))
+	if issuing.Message != "" {
+		msg += " (" + issuing.Message + ")"
+	}
+	if cert.Status.NotAfter != nil {
+		msg += fmt.Sprintf("; nodes keep the current one, valid until %s", cert.Status.NotAfter.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	return msg + fmt.Sprintf(": check that cert-manager runs (kubectl -n cert-manager get pods) and kubectl describe certificate %s", cert.Name)
 }
 
 // ensureKeystorePassword creates the random password cert-manager protects keystore.p12 with,

@@ -81,9 +81,23 @@ type Options struct {
 	// CPUSettle: how long after a run's window its last kubelet samples take to reach
 	// Prometheus (its scrape interval and a margin); the run is recorded only then.
 	CPUSettle time.Duration
+	// RenewalStall: how long cert-manager may work on a certificate before CertificatesReady
+	// says it is stuck; 0 means DefaultRenewalStall.
+	RenewalStall time.Duration
 
 	// bootstrapLogins replaces cqlauth.Bootstrap in tests, which have no Cassandra to log in to.
 	bootstrapLogins func(context.Context, cqlauth.Connect, cqlauth.Plan) (cqlauth.Outcome, error)
+}
+
+// DefaultRenewalStall: cert-manager issues a certificate in seconds; ten minutes of issuing
+// means it is down, or its issuer refuses.
+const DefaultRenewalStall = 10 * time.Minute
+
+func (o Options) renewalStall() time.Duration {
+	if o.RenewalStall <= 0 {
+		return DefaultRenewalStall
+	}
+	return o.RenewalStall
 }
 
 func (o Options) clusterDomain() string {

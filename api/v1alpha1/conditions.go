@@ -98,6 +98,9 @@ const (
 	ReasonNotNeeded = "NotNeeded"
 	ReasonIssuing   = "Issuing"
 	ReasonIssued    = "Issued"
+	// ReasonRenewalStalled: cert-manager has been issuing a renewal for longer than the
+	// operator's --certificate-renewal-stall; nodes keep the current certificate meanwhile.
+	ReasonRenewalStalled = "RenewalStalled"
 	// ReasonCertManagerMissing: the profile needs certificates and the cluster has no
 	// cert-manager API.
 	ReasonCertManagerMissing = "CertManagerMissing"

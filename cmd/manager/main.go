@@ -163,6 +163,7 @@ func newFlags(s *settings) *flag.FlagSet {
 	flags.StringVar(&s.options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")
 	flags.StringVar(&s.cpuAccountingURL, "cpu-accounting-prometheus-url", "", "Base URL of a Prometheus that scrapes the kubelets' /metrics/resource (node series labelled node=<name>); the operator reads each benchmark run's server, sidecar and background CPU from it. Empty leaves them unavailable.")
 	flags.DurationVar(&s.options.CPUSettle, "cpu-accounting-settle", controllers.DefaultCPUSettle, "How long after a run's window its last kubelet samples take to reach that Prometheus: its kubelet scrape interval and a margin. Each run is recorded only then.")
+	flags.DurationVar(&s.options.RenewalStall, "certificate-renewal-stall", controllers.DefaultRenewalStall, "How long cert-manager may work on a renewal before a datastore's CertificatesReady turns False (RenewalStalled) with a Warning event; nodes keep their current certificate meanwhile.")
 	flags.IntVar(&s.options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
 	s.zapOpts.BindFlags(flags)
 	return flags
