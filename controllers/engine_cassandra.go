@@ -161,8 +161,12 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 }
 
 func (e *cassandraEngine) certificates(*datastoreScope) (need, running bool, req certs.Request) {
+	others := []cassandra.Step{e.target}
+	if e.applied != nil {
+		others = append(others, *e.applied)
+	}
 	return e.step.TLSEnabled() || (e.applied != nil && e.applied.TLSEnabled()), e.applied != nil,
-		cassandra.Certificates(e.ds, e.step, e.applied, e.r.Options.clusterDomain())
+		cassandra.Certificates(e.ds, e.r.Options.clusterDomain(), e.step, others...)
 }
 
 func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.Rollout, error) {

@@ -15,11 +15,15 @@ import (
 // (status.identities) and only on a channel every client must take with TLS.
 func TestCertificateLoginsFollowTheMappedIdentities(t *testing.T) {
 	ds, enc := sampleDatastore(t, "secureddatastore-cassandra-tls13.yaml")
-	if got := Certificates(ds, Target(enc), nil, "cluster.local").Clients; got != nil {
+	if got := Certificates(ds, "cluster.local", Target(enc)).Clients; got != nil {
 		t.Fatalf("client certificates %v for a channel that demands none", got)
 	}
+	without := Target(enc)
 	enc.ClientToNode.ClientAuth = v1alpha1.ClientAuthRequired
-	req := Certificates(ds, Target(enc), nil, "cluster.local")
+	if got := Certificates(ds, "cluster.local", without, Target(enc)).Clients; len(got) != 2 {
+		t.Errorf("a change toward client certificates issues %d client certificates; want both from its start", len(got))
+	}
+	req := Certificates(ds, "cluster.local", Target(enc))
 	objs, err := certs.Build(req)
 	if err != nil {
 		t.Fatal(err)

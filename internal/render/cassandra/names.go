@@ -98,15 +98,17 @@ func Identity(ds *v1alpha1.SecuredDatastore, domain, role string) string {
 	return fmt.Sprintf("spiffe://%s/ns/%s/secureddatastore/%s/role/%s", domain, ds.Namespace, ds.Name, role)
 }
 
-// Certificates is what the datastore's certificates are built from for the step its nodes run
-// and the one they run next (applied, nil before the first): the node certificate, and where a
-// client channel demands client certificates, the superuser's (the operator's) and the
-// benchmark clients'.
-func Certificates(ds *v1alpha1.SecuredDatastore, step Step, applied *Step, domain string) certs.Request {
+// Certificates is what the datastore's certificates are built from: the node certificate for
+// the step its nodes run next, and where that step or another one the datastore runs or heads
+// for (the one its pods run now, its target) demands client certificates, the superuser's (the
+// operator's) and the benchmark clients'. They exist from the start of a change that makes
+// client certificates the logins, so that the operator can map their identities before the
+// nodes need them.
+func Certificates(ds *v1alpha1.SecuredDatastore, domain string, step Step, others ...Step) certs.Request {
 	enc := step.Encryption
 	r := certs.Request{Datastore: ds, Labels: Labels(ds), DNSNames: DNSNames(ds, domain),
 		Channels: []v1alpha1.EffectiveChannel{enc.ClientToNode, enc.NodeToNode}}
-	if ClientCertificates(step) || (applied != nil && ClientCertificates(*applied)) {
+	if ClientCertificates(step) || slices.ContainsFunc(others, ClientCertificates) {
 		n := NamesOf(ds)
 		secrets := map[string]string{SuperuserRole: n.SuperuserCertSecret(), ClientRole: n.ClientCertSecret()}
 		for _, id := range Identities(ds, domain) {

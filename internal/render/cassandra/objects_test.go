@@ -88,7 +88,7 @@ func TestSampleDatastoreObjects(t *testing.T) {
 		"secureddatastore-cassandra-data-protection.yaml"} {
 		ds, enc := sampleDatastore(t, file)
 		objs := build(t, ds, enc)
-		certObjs, err := certs.Build(Certificates(ds, Target(enc), nil, "cluster.local"))
+		certObjs, err := certs.Build(Certificates(ds, "cluster.local", Target(enc)))
 		if err != nil {
 			t.Fatal(err)
 		}
