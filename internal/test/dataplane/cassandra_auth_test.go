@@ -23,7 +23,7 @@ import (
 func TestPasswordAuthenticationClosesCassandra(t *testing.T) {
 	enc := ShippedProfile(t, "tls13-aes128-gcm", nil)
 	ca := testpki.New(t)
-	node := StartCassandra(t, Node{Address: "127.0.0.61", JMXPort: 7261, Step: cassandra.Target(enc), CA: ca, PasswordAuthentication: true})
+	node := StartCassandra(t, Node{Address: "127.0.0.131", JMXPort: 7331, Step: cassandra.Target(enc), CA: ca, PasswordAuthentication: true})
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca.PEM)
 	// The operator's own way in: the benchmark's pin, the datastore's roots.
@@ -131,7 +131,7 @@ func TestCertificateAuthenticationAdmitsMappedIdentitiesOnly(t *testing.T) {
 		t.Fatal("the profile does not demand client certificates on a Required channel")
 	}
 	ca := testpki.New(t)
-	node := StartCassandra(t, Node{Address: "127.0.0.62", JMXPort: 7262, Step: step, CA: ca, PasswordAuthentication: true})
+	node := StartCassandra(t, Node{Address: "127.0.0.132", JMXPort: 7332, Step: step, CA: ca, PasswordAuthentication: true})
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca.PEM)
 	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
