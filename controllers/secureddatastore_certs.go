@@ -71,7 +71,7 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		}
 		return ctrl.Result{}, err
 	}
-	ready := certReady(cert)
+	ready := certCondition(cert, cmv1.CertificateConditionReady)
 	if ready != nil && ready.Status == cmmeta.ConditionTrue {
 		ca, err := r.adoptSecrets(ctx, ds, req.Clients)
 		if err != nil {
@@ -215,10 +215,6 @@ func (r *SecuredDatastoreReconciler) adoptSecrets(ctx context.Context, ds *v1alp
 		}
 	}
 	return ca, nil
-}
-
-func certReady(c *cmv1.Certificate) *cmv1.CertificateCondition {
-	return certCondition(c, cmv1.CertificateConditionReady)
 }
 
 func certCondition(c *cmv1.Certificate, t cmv1.CertificateConditionType) *cmv1.CertificateCondition {
