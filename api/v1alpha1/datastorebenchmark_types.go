@@ -270,10 +270,11 @@ type DatastoreBenchmarkSpec struct {
 	// +optional
 	Prometheus *PrometheusOutput `json:"prometheus,omitempty"`
 	// verifyWrites: the client records every write of each measured run (key, field, its
-	// timestamp, a seal of the value) and, once the run ends, reads back at consistency ALL
-	// every key-field whose latest write the datastore acknowledged. status.runs[].writes
-	// reports what it found, and a run in which anything acknowledged is lost, stale or damaged
-	// Fails. Cassandra targets and one client pod; values are sealed in their last 16 bytes.
+	// timestamp, a seal of the value) and, once the run ends, reads back every key-field whose
+	// latest write the datastore acknowledged (Cassandra at consistency ALL; HBase from the
+	// region's server). status.runs[].writes reports what it found, and a run in which anything
+	// acknowledged is lost, stale or damaged Fails. One client pod; values are sealed in their
+	// last 16 bytes.
 	// +optional
 	VerifyWrites bool `json:"verifyWrites,omitempty"`
 }

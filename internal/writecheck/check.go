@@ -73,7 +73,7 @@ type verdict struct {
 func (c Checker) Check(ctx context.Context, path string) (benchresult.Writes, error) {
 	out := benchresult.Writes{Consistency: c.Consistency}
 	want := map[keyField]*expectation{}
-	err := each(path, func(e Entry) {
+	err := Each(path, func(e Entry) {
 		kf := keyField{e.Key, e.Field}
 		x := want[kf]
 		if x == nil {
@@ -118,7 +118,7 @@ func (c Checker) Check(ctx context.Context, path string) (benchresult.Writes, er
 	}
 	found := map[keyField]int64{}
 	if len(olders) > 0 {
-		if err := each(path, func(e Entry) {
+		if err := Each(path, func(e Entry) {
 			kf := keyField{e.Key, e.Field}
 			if tag, ok := olders[kf]; ok && tag == e.Tag && e.Stamp < want[kf].stamp {
 				found[kf] = e.Stamp

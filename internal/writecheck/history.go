@@ -96,8 +96,8 @@ func (h *History) Close() error {
 	return err
 }
 
-// each calls fn with every entry of the file, in the order they were recorded.
-func each(path string, fn func(Entry)) error {
+// Each calls fn with every entry of the file, in the order they were recorded.
+func Each(path string, fn func(Entry)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("write history: %w", err)

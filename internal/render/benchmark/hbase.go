@@ -111,6 +111,9 @@ func driverProperties(j Job) (map[string]string, error) {
 			props["clientside.fields"] = strconv.Itoa(int(*cs.Fields))
 		}
 	}
+	if verifiesWrites(j) {
+		props["writehistory"], props["verifywrites"] = historyMount+"/history", "true"
+	}
 	props["exporter"] = "dev.secured.ycsb.SummaryExporter"
 	props["exportfile"] = corev1.TerminationMessagePathDefault
 	props["hdrhistogram.percentiles"] = "50,95,99"

@@ -79,9 +79,6 @@ func Measurable(b *v1alpha1.DatastoreBenchmark, t Target) error {
 	if pods := ClientPods(b); t.Tunnel != nil && pods > vpn.ClientSlots {
 		return fmt.Errorf("spec.load.clientPods is %d, but the tunnel of SecuredDatastore %s admits %d clients: set clientPods to at most %d", pods, t.Datastore, vpn.ClientSlots, vpn.ClientSlots)
 	}
-	if t.HBase != nil && b.Spec.VerifyWrites {
-		return fmt.Errorf("spec.verifyWrites: the HBase driver does not record its writes yet, and %s is an HBase datastore; remove verifyWrites", t.Datastore)
-	}
 	return nil
 }
 
@@ -162,11 +159,6 @@ func Build(j Job) (*batchv1.Job, error) {
 			},
 		}},
 	}
-	if verifiesWrites(j) {
-		// A history entry is 32 bytes: a gibibyte holds 33 million writes.
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "history", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}})
-		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "history", MountPath: historyMount})
-	}
 	if h := j.Target.HBase; h != nil {
 		props, err := driverProperties(j)
 		if err != nil {
@@ -179,6 +171,11 @@ func Build(j Job) (*batchv1.Job, error) {
 		// The image's user, so that the JVM has a home and a name; the keytab is group-readable.
 		u := ptr.To[int64](hbase.HBaseUser)
 		spec.SecurityContext.RunAsUser, spec.SecurityContext.RunAsGroup, spec.SecurityContext.FSGroup = u, u, u
+	}
+	if verifiesWrites(j) {
+		// A history entry is 32 bytes: a gibibyte holds 33 million writes.
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "history", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}})
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "history", MountPath: historyMount})
 	}
 	if t := j.Target.TLS; t != nil && (t.CA.ConfigMap != "" || t.CA.Secret != "") {
 		vol := corev1.Volume{Name: "ca"}

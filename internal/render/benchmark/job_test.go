@@ -159,7 +159,7 @@ func TestTargetsRefused(t *testing.T) {
 // the datastore's client keytab, speaks the profile's SASL level, shares the load phase over
 // the client pods and writes its summary as the termination message.
 // With verifyWrites, a measured run records its writes where it may write and checks them at
-// the end; the load does not, and an HBase target is refused with the field named.
+// the end, with either driver; the load does not.
 func TestRunsThatVerifyWritesKeepAHistory(t *testing.T) {
 	target, err := DatastoreTarget(tlsDatastore(), "cluster.local")
 	if err != nil {
@@ -190,8 +190,20 @@ func TestRunsThatVerifyWritesKeepAHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Build(Job{Benchmark: b, Target: ht, Phase: PhaseRun, Image: "secured.dev/ycsb:test"}); err == nil || !strings.Contains(err.Error(), "spec.verifyWrites") {
-		t.Errorf("an HBase target with verifyWrites: %v; want a refusal naming spec.verifyWrites", err)
+	for phase, want := range map[string]bool{PhaseRun: true, PhaseLoad: false} {
+		j, err := Build(Job{Benchmark: b, Target: ht, Phase: phase, Image: "secured.dev/ycsb:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := j.Spec.Template.Spec.Containers[0]
+		mounted := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == "history" && m.MountPath == "/var/run/ycsb" && !m.ReadOnly
+		})
+		args := strings.Join(c.Command, " ")
+		recorded := strings.Contains(args, "-p writehistory=/var/run/ycsb/history") && strings.Contains(args, "-p verifywrites=true")
+		if got := recorded && mounted; got != want {
+			t.Errorf("HBase %s: history and check in the driver's properties %v, mounted %v; want a checked history: %v", phase, recorded, mounted, want)
+		}
 	}
 }
 

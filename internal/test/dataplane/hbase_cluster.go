@@ -138,6 +138,11 @@ func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncry
 func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
 	t.Helper()
 	c.procs[role].stop()
+	c.restart(t, role)
+}
+
+func (c *HBaseCluster) restart(t *testing.T, role hbase.Role) {
+	t.Helper()
 	switch role {
 	case hbase.Master:
 		c.start(t, role, c.Hosts.Master, 512).waitFor(t, "Master has completed initialization", 4*time.Minute)
@@ -240,6 +245,30 @@ func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
 		return fmt.Errorf("%v\n%s", err, tail(string(out), 40))
 	}
 	return nil
+}
+
+// driverTarget: the YCSB driver reaches the cluster as the operator's benchmark Jobs do, with
+// hbase.ClientProperties, logged in as the smoke client when the profile uses Kerberos.
+func (c *HBaseCluster) driverTarget(t *testing.T) (map[string]string, []string) {
+	t.Helper()
+	props := hbase.ClientProperties(c.Topology, c.Enc)
+	var jvm []string
+	if c.KDC != nil {
+		keytab := filepath.Join(c.dir, "client", "smoke.keytab")
+		c.KDC.WriteKeytab(t, keytab, clientPrinc)
+		props["principal"], props["keytab"] = clientPrinc, keytab
+		jvm = append(jvm, "-Djava.security.krb5.conf="+filepath.Join(c.dir, "conf", "krb5.conf"))
+	}
+	return props, jvm
+}
+
+// Kill ends a role's process with SIGKILL, as a crash or an OOM kill does, and starts it again
+// at once with the same address, files and keytab, as the kubelet restarts a container; it
+// returns when the process serves again.
+func (c *HBaseCluster) Kill(t *testing.T, role hbase.Role) {
+	t.Helper()
+	c.procs[role].kill()
+	c.restart(t, role)
 }
 
 func (c *HBaseCluster) clientJVM() []string {

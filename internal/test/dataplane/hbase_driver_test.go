@@ -21,7 +21,7 @@ import (
 
 // runYCSBHBase runs YCSB's own client with our HBase binding and summary exporter
 // (drivers/ycsb-hbase) and returns the summary it exported.
-func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) benchresult.Summary {
+func runYCSBHBase(t *testing.T, h ycsbTarget, phase string, props map[string]string) benchresult.Summary {
 	t.Helper()
 	s, log, err := tryYCSBHBase(t, h, phase, props)
 	if err != nil {
@@ -31,28 +31,42 @@ func runYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[stri
 	return s
 }
 
-// tryYCSBHBase runs the driver and returns its summary, its output and its failure. A
-// Kerberos-secured HBase is reached with the client principal ycsb from h's KDC.
-func tryYCSBHBase(t *testing.T, h *HBaseStandalone, phase string, props map[string]string) (benchresult.Summary, string, error) {
+// ycsbTarget is an HBase the driver can reach: its client properties and the JVM options the
+// client needs (a krb5.conf).
+type ycsbTarget interface {
+	driverTarget(t *testing.T) (props map[string]string, jvm []string)
+}
+
+// driverTarget: a Kerberos-secured standalone HBase is reached with the client principal ycsb
+// from its KDC.
+func (h *HBaseStandalone) driverTarget(*testing.T) (map[string]string, []string) {
+	props := map[string]string{"hbase.zookeeper.quorum": "127.0.0.1", "hbase.zookeeper.property.clientPort": fmt.Sprint(h.ZooKeeperPort)}
+	for p, v := range h.Security.ClientProperties() {
+		props[p] = v
+	}
+	var jvm []string
+	if k := h.Security.Kerberos; k != nil {
+		props["principal"], props["keytab"] = "ycsb@"+k.KDC.Realm, k.KDC.Keytab("ycsb")
+		jvm = append(jvm, k.KDC.JVMOption())
+	}
+	return props, jvm
+}
+
+// tryYCSBHBase runs the driver and returns its summary, its output and its failure.
+func tryYCSBHBase(t *testing.T, h ycsbTarget, phase string, props map[string]string) (benchresult.Summary, string, error) {
 	t.Helper()
 	cp := driverClasspath(t)
 	out := filepath.Join(t.TempDir(), "summary.json")
-	all := map[string]string{
-		"hbase.zookeeper.quorum":              "127.0.0.1",
-		"hbase.zookeeper.property.clientPort": fmt.Sprint(h.ZooKeeperPort),
-		"exporter":                            "dev.secured.ycsb.SummaryExporter",
-		"exportfile":                          out,
-		"hdrhistogram.percentiles":            "50,95,99",
-		"threadcount":                         "8",
+	all, jvm := h.driverTarget(t)
+	for k, v := range map[string]string{
+		"exporter":                 "dev.secured.ycsb.SummaryExporter",
+		"exportfile":               out,
+		"hdrhistogram.percentiles": "50,95,99",
+		"threadcount":              "8",
+	} {
+		all[k] = v
 	}
-	args := append([]string{}, hbase.JDK17Options...)
-	for p, v := range h.Security.ClientProperties() {
-		all[p] = v
-	}
-	if k := h.Security.Kerberos; k != nil {
-		all["principal"], all["keytab"] = "ycsb@"+k.KDC.Realm, k.KDC.Keytab("ycsb")
-		args = append(args, k.KDC.JVMOption())
-	}
+	args := append(jvm, hbase.JDK17Options...)
 	for k, v := range props {
 		all[k] = v
 	}

@@ -1,7 +1,9 @@
 package dev.secured.ycsb;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -53,6 +55,10 @@ public class HBaseClient extends DB {
   /** The summary's clientSide: cipher, signature and fields; null without. */
   static volatile Map<String, Object> clientSide;
   private static int protectedFields;
+  /** The first thread's properties: the write check after the run connects with them. */
+  private static Properties properties;
+  /** Every write of the run, when writehistory names a file; null without. */
+  private static WriteHistory history;
 
   private Table table;
   private byte[] family;
@@ -65,8 +71,14 @@ public class HBaseClient extends DB {
     tableName = p.getProperty("table", "usertable");
     synchronized (LOCK) {
       if (connection == null) {
+        properties = p;
         loadClientSide(p);
+        openHistory(p);
         connection = connect(p);
+        String url = p.getProperty("prometheus.remotewrite.url");
+        if (url != null && !url.isEmpty()) {
+          remoteWriter = new RemoteWriter(url, tags(p), 5);
+        }
         if (Boolean.parseBoolean(p.getProperty("createtable", "false"))) {
           createTable(p);
         }
@@ -120,8 +132,9 @@ public class HBaseClient extends DB {
     }
   }
 
-  private byte[] context(byte[] row, byte[] qualifier) {
-    return Bytes.toBytes(tableName + "/" + Bytes.toString(row) + "/" + Bytes.toString(family) + ":" + Bytes.toString(qualifier));
+  /** What a protected value is bound to: table/row/family:qualifier. */
+  private static byte[] context(String table, byte[] family, byte[] row, byte[] qualifier) {
+    return Bytes.toBytes(table + "/" + Bytes.toString(row) + "/" + Bytes.toString(family) + ":" + Bytes.toString(qualifier));
   }
 
   private static Connection connect(Properties p) throws DBException {
@@ -144,10 +157,6 @@ public class HBaseClient extends DB {
       // Kerberos cluster. Building it from ours first keeps Kerberos.
       SaslClientAuthenticationProviders.getInstance(conf);
       security = describe(conf);
-      String url = p.getProperty("prometheus.remotewrite.url");
-      if (url != null && !url.isEmpty()) {
-        remoteWriter = new RemoteWriter(url, tags(p), 5);
-      }
       return ConnectionFactory.createConnection(conf);
     } catch (IOException e) {
       throw new DBException("connecting to HBase (" + conf.get("hbase.client.bootstrap.servers") + "): " + e, e);
@@ -184,6 +193,64 @@ public class HBaseClient extends DB {
     }
   }
 
+  /**
+   * writehistory=FILE records every write of the run (internal/writecheck's format): each
+   * value sealed, each cell stamped with the client's clock so that HBase keeps the write the
+   * history calls latest, whatever order concurrent writes arrive in.
+   */
+  private static void openHistory(Properties p) throws DBException {
+    String path = p.getProperty("writehistory", "");
+    if (path.isEmpty()) {
+      return;
+    }
+    if (Integer.parseInt(p.getProperty("fieldlength", "100")) < WriteHistory.MIN_VALUE_LEN) {
+      throw new DBException("writehistory seals every value in its last " + WriteHistory.TAG_LEN + " bytes: set fieldlength to at least " + WriteHistory.MIN_VALUE_LEN);
+    }
+    if (Integer.parseInt(p.getProperty("zeropadding", "1")) > 1) {
+      throw new DBException("writehistory names records user<number>: leave zeropadding at 1");
+    }
+    try {
+      history = WriteHistory.append(java.nio.file.Path.of(path));
+    } catch (IOException e) {
+      throw new DBException("writehistory: " + e, e);
+    }
+  }
+
+  /**
+   * With verifywrites=true, reads back every write of the history whose latest attempt was
+   * acknowledged, on a connection of its own (the run's is closed), and returns the summary's
+   * "writes"; null when not asked. The exporter calls it after the run's time is taken.
+   */
+  static Map<String, Object> verifyWrites() throws IOException, InterruptedException {
+    Properties p = properties;
+    if (p == null || !Boolean.parseBoolean(p.getProperty("verifywrites", "false"))) {
+      return null;
+    }
+    byte[] family = Bytes.toBytes(p.getProperty("columnfamily", "family"));
+    String table = p.getProperty("table", "usertable");
+    try (Connection c = connect(p)) {
+      WriteChecker checker = new WriteChecker(c, TableName.valueOf(table), (t, key) -> {
+        Map<Integer, byte[]> row = WriteChecker.fields(t.get(WriteChecker.get(key, family)), family);
+        if (row != null && crypt != null) {
+          for (Map.Entry<Integer, byte[]> f : row.entrySet()) {
+            byte[] q = Bytes.toBytes("field" + f.getKey());
+            if (isProtected(q)) {
+              try {
+                f.setValue(crypt.open(f.getValue(), context(table, family, Bytes.toBytes(WriteChecker.name(key)), q)));
+              } catch (java.security.GeneralSecurityException e) {
+                throw new IOException("field" + f.getKey() + " does not open: " + e.getMessage(), e);
+              }
+            }
+          }
+        }
+        return row;
+      });
+      return checker.check(java.nio.file.Path.of(p.getProperty("writehistory")));
+    } catch (DBException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+  }
+
   /** The labels of the published series: prometheus.tags (k=v,...) and the session's. */
   private static Map<String, String> tags(Properties p) {
     Map<String, String> tags = new HashMap<>();
@@ -217,6 +284,10 @@ public class HBaseClient extends DB {
         if (--users == 0) {
           connection.close();
           connection = null;
+          if (history != null) {
+            history.close();
+            history = null;
+          }
           if (remoteWriter != null) {
             remoteWriter.close();
             remoteWriter = null;
@@ -286,22 +357,54 @@ public class HBaseClient extends DB {
   private Status put(String op, String key, Map<String, ByteIterator> values) {
     byte[] row = Bytes.toBytes(key);
     Put put = new Put(row);
+    WriteHistory h = history;
+    long stamp = System.currentTimeMillis(), keyNumber = 0;
+    List<long[]> written = null; // {field, tag} of each value, for the history
+    if (h != null) {
+      written = new ArrayList<>(values.size());
+      try {
+        keyNumber = Long.parseLong(key.substring(4));
+      } catch (NumberFormatException | IndexOutOfBoundsException ex) {
+        SummaryExporter.firstError(op + ": writehistory: the key " + key + " is not user<number>");
+        return Status.BAD_REQUEST;
+      }
+    }
     for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
       byte[] q = Bytes.toBytes(e.getKey()), v = e.getValue().toArray();
+      if (written != null) {
+        int field;
+        try {
+          field = Integer.parseInt(e.getKey().substring(5));
+        } catch (NumberFormatException | IndexOutOfBoundsException ex) {
+          SummaryExporter.firstError(op + ": writehistory: the field " + e.getKey() + " is not field<number>");
+          return Status.BAD_REQUEST;
+        }
+        written.add(new long[] {field, WriteHistory.seal(key, field, v)});
+      }
       if (isProtected(q)) {
         try {
-          v = crypt.seal(v, context(row, q));
+          v = crypt.seal(v, context(tableName, family, row, q));
         } catch (java.security.GeneralSecurityException ex) {
           SummaryExporter.firstError(op + ": sealing " + e.getKey() + ": " + ex);
           return Status.ERROR;
         }
       }
-      put.addColumn(family, q, v);
+      if (written != null) {
+        put.addColumn(family, q, stamp, v);
+      } else {
+        put.addColumn(family, q, v);
+      }
     }
-    return call(op, () -> {
+    Status s = call(op, () -> {
       table.put(put);
       return Status.OK;
     });
+    if (written != null) {
+      for (long[] w : written) {
+        h.record(new WriteHistory.Entry(keyNumber, (int) w[0], stamp * 1000, w[1], s.isOk()));
+      }
+    }
+    return s;
   }
 
   @Override
@@ -318,7 +421,7 @@ public class HBaseClient extends DB {
       byte[] v = e.getValue();
       if (isProtected(e.getKey())) {
         try {
-          v = crypt.open(v, context(r.getRow(), e.getKey()));
+          v = crypt.open(v, context(tableName, family, r.getRow(), e.getKey()));
         } catch (java.security.GeneralSecurityException ex) {
           throw new IOException(Bytes.toString(e.getKey()) + " of " + Bytes.toString(r.getRow()) + ": " + ex.getMessage(), ex);
         }

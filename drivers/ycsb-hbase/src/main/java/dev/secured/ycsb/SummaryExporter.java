@@ -121,6 +121,19 @@ public class SummaryExporter implements MeasurementsExporter {
       s.put("firstError", firstError);
     }
     s.put("latencies", latencies);
+    // After the run's end is taken: reading back does not count in the run's time.
+    try {
+      Map<String, Object> writes = HBaseClient.verifyWrites();
+      if (writes != null) {
+        s.put("writes", writes);
+      }
+    } catch (IOException | RuntimeException e) {
+      firstError("verifying writes: " + e);
+      s.put("firstError", firstError);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("verifying writes was interrupted", e);
+    }
     out.write(new ObjectMapper().writeValueAsString(s).getBytes(StandardCharsets.UTF_8));
     out.close();
   }

@@ -1,0 +1,214 @@
+package dataplane
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/render/hbase"
+	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/writecheck"
+	"secured.dev/operator/internal/ycsb"
+)
+
+// recordedRun is YCSB workload A over records records that records every write into history
+// and reads them back at the end.
+func recordedRun(t *testing.T, records int64, history string) map[string]string {
+	t.Helper()
+	wl, err := ycsb.Core("A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl.RecordCount = records
+	p := wl.Properties()
+	p["writehistory"], p["verifywrites"] = history, "true"
+	return p
+}
+
+// historyOf reads a history the driver wrote with internal/writecheck's reader: the formats are
+// one. It returns the acknowledged entries by key and field.
+func historyOf(t *testing.T, path string) (acked map[int64]map[int32][]writecheck.Entry, entries int) {
+	t.Helper()
+	acked = map[int64]map[int32][]writecheck.Entry{}
+	if err := writecheck.Each(path, func(e writecheck.Entry) {
+		entries++
+		if e.Acked {
+			if acked[e.Key] == nil {
+				acked[e.Key] = map[int32][]writecheck.Entry{}
+			}
+			acked[e.Key][e.Field] = append(acked[e.Key][e.Field], e)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return acked, entries
+}
+
+// The YCSB HBase driver records its writes and reads them back as the k6 driver does
+// (internal/writecheck's format and rules): a clean run is verified in full, and damage done
+// behind its back is named for what it is — an older acknowledged value back in place (stale),
+// bytes nobody sealed (corrupted), a deleted row (lost).
+func TestYCSBHBaseDriverChecksItsWrites(t *testing.T) {
+	const address, zkPort = "127.0.0.75", 21830
+	h := StartHBaseStandalone(t, address, zkPort, HBaseSecurity{})
+	history := filepath.Join(t.TempDir(), "history")
+
+	load := recordedRun(t, 200, "")
+	delete(load, "writehistory")
+	delete(load, "verifywrites")
+	load["createtable"] = "true"
+	runYCSBHBase(t, h, "load", load)
+
+	run := recordedRun(t, 200, history)
+	run["operationcount"] = "4000"
+	s := runYCSBHBase(t, h, "run", run)
+	w := s.Writes
+	if w == nil || !w.Intact() || w.Consistency != "STRONG" {
+		t.Fatalf("a clean run's check: %+v; want every checked key-field verified", w)
+	}
+	acked, entries := historyOf(t, history)
+	var ackedEntries int64
+	for _, fields := range acked {
+		for _, es := range fields {
+			ackedEntries += int64(len(es))
+			for _, e := range es {
+				if at := time.UnixMicro(e.Stamp); at.Before(s.Start.Add(-time.Second)) || at.After(s.End.Add(time.Second)) {
+					t.Fatalf("entry %+v stamped %s, outside the run %s..%s", e, at, s.Start, s.End)
+				}
+			}
+		}
+	}
+	updates := int64(0)
+	for _, l := range s.Latencies {
+		if l.Operation == "update" {
+			updates = l.Count
+		}
+	}
+	if w.Acknowledged != ackedEntries || w.Acknowledged != updates || int64(entries) < updates {
+		t.Fatalf("the check counted %d acknowledged writes, the history holds %d acknowledged of %d entries, the run made %d updates", w.Acknowledged, ackedEntries, entries, updates)
+	}
+	t.Logf("clean run: %d updates recorded; %d key-fields read back, all verified", updates, w.Checked)
+
+	// Three distinct records: one gets an older acknowledged value back, one a value nobody
+	// sealed, one is deleted.
+	var picked []int64
+	for k := range acked {
+		if picked = append(picked, k); len(picked) == 3 {
+			break
+		}
+	}
+	if len(picked) < 3 {
+		t.Fatalf("the run wrote %d records; want at least 3", len(picked))
+	}
+	staleKey, corruptKey, gone := picked[0], picked[1], picked[2]
+	var staleField, corruptField int32
+	for f := range acked[staleKey] {
+		staleField = f
+	}
+	for f := range acked[corruptKey] {
+		corruptField = f
+	}
+	// The older value: sealed as the client seals, recorded as acknowledged before the latest
+	// write of its key-field, as if a replica had served an old copy.
+	older := []byte(strings.Repeat("o", 100))
+	tag := writecheck.Seal(writecheckName(staleKey), int(staleField), older)
+	rec, err := writecheck.Create(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Record(writecheck.Entry{Key: staleKey, Field: staleField, Stamp: acked[staleKey][staleField][0].Stamp - 1, Tag: tag, Acked: true})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damage(t, h, "put", writecheckName(staleKey), ycsb.FieldName(int(staleField)), hex.EncodeToString(older),
+		"put", writecheckName(corruptKey), ycsb.FieldName(int(corruptField)), hex.EncodeToString([]byte(strings.Repeat("x", 100))),
+		"delete", writecheckName(gone))
+
+	// A run that writes nothing checks the same history again.
+	check := recordedRun(t, 200, history)
+	check["operationcount"], check["readproportion"], check["updateproportion"] = "1", "1", "0"
+	d := runYCSBHBase(t, h, "run", check).Writes
+	lost := int64(len(acked[gone]))
+	if d == nil || d.Acknowledged != w.Acknowledged+1 || d.Checked != w.Checked || d.Stale != 1 || d.Corrupted != 1 || d.Lost != lost ||
+		d.Unreadable != 0 || d.Verified != w.Checked-2-lost || d.FirstProblem == "" {
+		t.Fatalf("after the damage: %+v; want 1 stale, 1 corrupted, %d lost, the rest of %d verified", d, lost, w.Checked)
+	}
+	t.Logf("after the damage: %d verified, %d stale, %d corrupted, %d lost; first: %s", d.Verified, d.Stale, d.Corrupted, d.Lost, d.FirstProblem)
+}
+
+// writecheckName is the record key YCSB gives a key number (hashed order, no padding).
+func writecheckName(k int64) string { return "user" + strconv.FormatInt(k, 10) }
+
+// damage runs testdata/HBaseDamage.java against a plaintext standalone HBase.
+func damage(t *testing.T, h *HBaseStandalone, ops ...string) {
+	t.Helper()
+	args := append([]string{"-cp", driverClasspath(t)}, hbase.JDK17Options...)
+	args = append(args, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseDamage.java"), "127.0.0.1", strconv.Itoa(h.ZooKeeperPort))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "java", append(args, ops...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("damage done %d", 3)) {
+		t.Fatalf("damaging the table: %v\n%s", err, tail(string(out), 30))
+	}
+}
+
+// A RegionServer SIGKILLed while a fixed-rate client writes, on the paper's native security
+// (Kerberos, SASL privacy on HBase and Hadoop RPC, encrypted block transfer): the process
+// restarts, the Master replays the dead server's WAL and reassigns its regions, and every write
+// HBase acknowledged, before the kill or after, reads back. Operations in flight may fail; none
+// acknowledged may be lost.
+func TestHBaseRegionServerKilledLosesNoAcknowledgedWrite(t *testing.T) {
+	c := StartHBaseCluster(t, hbaseProfile(t, "hbase-kerberos-privacy", nil))
+	load := recordedRun(t, 1000, "")
+	delete(load, "writehistory")
+	delete(load, "verifywrites")
+	load["createtable"] = "true"
+	runYCSBHBase(t, c, "load", load)
+
+	history := filepath.Join(t.TempDir(), "history")
+	run := recordedRun(t, 1000, history)
+	run["operationcount"], run["maxexecutiontime"], run["target"] = strconv.Itoa(math.MaxInt32), "75", "200"
+	type result struct {
+		s   benchresult.Summary
+		log string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, log, err := tryYCSBHBase(t, c, "run", run)
+		done <- result{s, log, err}
+	}()
+	time.Sleep(25 * time.Second) // the JVM starts, logs in and writes for a while
+	killed := time.Now()
+	c.Kill(t, hbase.RegionServer)
+	t.Logf("RegionServer SIGKILLed and serving again after %s", time.Since(killed).Round(time.Second))
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("the client: %v\n%s", r.err, tail(r.log, 40))
+	}
+	s, w := r.s, r.s.Writes
+	var worst int64
+	for _, l := range s.Latencies {
+		worst = max(worst, l.Max)
+	}
+	if w == nil {
+		t.Fatalf("the client checked no write (%s)", s.FirstError)
+	}
+	t.Logf("RegionServer kill: %d operations, %d failed (first: %s), slowest %.1f s; %d acknowledged writes, %d key-fields read back: %d verified, %d lost, %d stale, %d corrupted, %d unreadable",
+		s.Operations+s.Errors, s.Errors, s.FirstError, float64(worst)/1e6, w.Acknowledged, w.Checked, w.Verified, w.Lost, w.Stale, w.Corrupted, w.Unreadable)
+	if !w.Intact() {
+		t.Errorf("acknowledged writes not intact after the RegionServer kill: %s", w.FirstProblem)
+	}
+	// The kill took the RegionServer down the way a crash does: the Master recovered its WAL.
+	if !strings.Contains(c.Log(hbase.Master), "ServerCrashProcedure") {
+		t.Errorf("the Master ran no ServerCrashProcedure for the killed RegionServer; its last lines:\n%s", tail(withoutClasspath(c.Log(hbase.Master)), 20))
+	}
+}
