@@ -90,6 +90,14 @@ type HBaseTopology struct {
 	// +kubebuilder:validation:Maximum=100
 	RegionServers *int32 `json:"regionServers,omitempty"`
 
+	// masters: HBase Master pods. One is active; the others are backup masters, which wait in
+	// ZooKeeper and take over within seconds when the active one fails (the RegionServers go on
+	// serving reads and writes meanwhile). Defaults to 1; 2 survives the loss of a Master.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3
+	Masters *int32 `json:"masters,omitempty"`
+
 	// dataNodes: HDFS DataNode pods. Defaults to regionServers.
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -840,6 +840,11 @@ func (in *HBaseTopology) DeepCopyInto(out *HBaseTopology) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.Masters != nil {
+		in, out := &in.Masters, &out.Masters
+		*out = new(int32)
+		**out = **in
+	}
 	if in.DataNodes != nil {
 		in, out := &in.DataNodes, &out.DataNodes
 		*out = new(int32)

@@ -72,6 +72,8 @@ func Replicas(ds *v1alpha1.SecuredDatastore, r Role) int32 {
 		return ptr.Deref(t.DataNodes, rs)
 	case RegionServer:
 		return rs
+	case Master:
+		return ptr.Deref(t.Masters, 1)
 	}
 	return 1
 }

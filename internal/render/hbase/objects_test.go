@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -101,6 +102,31 @@ func TestPrincipalsNamePods(t *testing.T) {
 	}
 	if got := p[ZooKeeper]; len(got) != 1 || got[0] != "zookeeper/events-zk-0.events-zk.db.svc.cluster.local@EVENTS.DB" {
 		t.Errorf("ZooKeeper principals %v: want zookeeper/<pod host>, the name its clients ask for", got)
+	}
+}
+
+// With spec.hbase.masters, the backup Masters are pods of the Master's StatefulSet: each has its
+// principal, and clients bootstrap from every Master, so the failover needs no new configuration.
+func TestBackupMastersAreKnownToClientsAndTheKDC(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	ds.Spec.HBase.Masters = ptr.To[int32](2)
+	objs, err := Build(clusterOf(ds, enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sts := range objs.StatefulSets {
+		if sts.Name == "events-master" && ptr.Deref(sts.Spec.Replicas, 0) != 2 {
+			t.Errorf("the Master's StatefulSet has %d replicas; want 2", ptr.Deref(sts.Spec.Replicas, 0))
+		}
+	}
+	if got := Principals(ds, "cluster.local")[Master]; len(got) != 2 || got[1] != "hbase/events-master-1.events-master.db.svc.cluster.local@EVENTS.DB" {
+		t.Errorf("Master principals %v; want one per Master pod", got)
+	}
+	boot := strings.Join(TopologyOf(ds, "cluster.local").Bootstrap, ",")
+	for _, want := range []string{"events-master-0.events-master.db.svc.cluster.local:16000", "events-master-1.events-master.db.svc.cluster.local:16000"} {
+		if !strings.Contains(boot, want) {
+			t.Errorf("clients bootstrap from %s; want %s among them", boot, want)
+		}
 	}
 }
 

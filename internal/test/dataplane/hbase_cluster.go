@@ -22,6 +22,9 @@ import (
 // HBaseHosts are the loopback addresses of an HBase cluster's processes, one each.
 type HBaseHosts struct {
 	KDC, ZooKeeper, NameNode, DataNode, Master, RegionServer string
+	// BackupMaster, when set, runs a second Master, which waits in ZooKeeper as the
+	// operator's backup Master pods do.
+	BackupMaster string
 }
 
 // DefaultHBaseHosts: 127.0.0.80–85.
@@ -48,16 +51,22 @@ type HBaseCluster struct {
 	dir     string
 	lib     string
 	procs   map[hbase.Role]*process
+	backup  *process
 }
 
 // StartHBaseCluster renders the configuration for enc and starts every process.
 func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseCluster {
 	t.Helper()
+	return StartHBaseClusterOn(t, enc, DefaultHBaseHosts)
+}
+
+// StartHBaseClusterOn starts the cluster on the given addresses.
+func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHosts) *HBaseCluster {
+	t.Helper()
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "hbase-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving HBase jars: %v", err)
 	}
-	h := DefaultHBaseHosts
 	dir := t.TempDir()
 	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
 	c.Topology = hbase.Topology{
@@ -65,6 +74,9 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
 		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls"),
 			AtRestDir: filepath.Join(dir, "at-rest")},
+	}
+	if h.BackupMaster != "" {
+		c.Topology.Bootstrap = append(c.Topology.Bootstrap, fmt.Sprintf("%s:%d", h.BackupMaster, hbase.MasterPort))
 	}
 	if enc.AtRest != nil && enc.AtRest.Engine != nil {
 		writeAtRestKeys(t, c.Topology.Layout.AtRestDir)
@@ -75,12 +87,15 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	}
 	c.Reconfigure(t, enc)
 	c.ConfigureClient(t, enc)
-	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, h.NameNode, h.DataNode, h.Master, h.RegionServer)
+	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, slices.DeleteFunc([]string{h.NameNode, h.DataNode, h.Master, h.RegionServer, h.BackupMaster}, func(a string) bool { return a == "" })...)
 
 	t.Cleanup(func() {
 		if t.Failed() {
 			for role, p := range c.procs {
 				t.Logf("last lines of the %s:\n%s", role, tail(withoutClasspath(p.Log()), 25))
+			}
+			if c.backup != nil {
+				t.Logf("last lines of the backup Master:\n%s", tail(withoutClasspath(c.backup.Log()), 25))
 			}
 		}
 	})
@@ -108,6 +123,10 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 	rs := c.start(t, hbase.RegionServer, h.RegionServer, 512)
 	master.waitFor(t, "Master has completed initialization", 4*time.Minute)
 	rs.waitFor(t, "Serving as", time.Minute)
+	if h.BackupMaster != "" {
+		c.backup = c.launch(t, hbase.Master, h.BackupMaster, 512)
+		c.backup.waitFor(t, "Another master is the active master", 2*time.Minute)
+	}
 	c.StartUp = time.Since(began)
 	t.Logf("HBase cluster up in %s", c.StartUp.Round(time.Second))
 	return c
@@ -166,12 +185,16 @@ func (c *HBaseCluster) RotateKeys(t *testing.T) {
 // DataNode, hbase on the Master and the RegionServer.
 func (c *HBaseCluster) principals() []string {
 	h := c.Hosts
-	return []string{
+	p := []string{
 		kerberos.Service(hbase.ZooKeeperService, h.ZooKeeper, hbaseRealm),
 		kerberos.Service(hbase.NameNodeService, h.NameNode, hbaseRealm), kerberos.Service(hbase.HTTPService, h.NameNode, hbaseRealm),
 		kerberos.Service(hbase.DataNodeService, h.DataNode, hbaseRealm), kerberos.Service(hbase.HTTPService, h.DataNode, hbaseRealm),
 		kerberos.Service(hbase.HBaseService, h.Master, hbaseRealm), kerberos.Service(hbase.HBaseService, h.RegionServer, hbaseRealm),
 	}
+	if h.BackupMaster != "" {
+		p = append(p, kerberos.Service(hbase.HBaseService, h.BackupMaster, hbaseRealm))
+	}
+	return p
 }
 
 func (c *HBaseCluster) env(host string) []string {
@@ -183,14 +206,30 @@ func (c *HBaseCluster) jvm(heap int, role hbase.Role, host string, args ...strin
 	return append(hbase.JVM(in, heap, c.KDC != nil, role, host)[1:], args...)
 }
 
-// start launches one process of the cluster on host.
+// start launches one process of the cluster on host, the role's process from now on.
 func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap int) *process {
+	t.Helper()
+	p := c.launch(t, role, host, heap)
+	c.procs[role] = p
+	return p
+}
+
+func (c *HBaseCluster) launch(t *testing.T, role hbase.Role, host string, heap int) *process {
 	t.Helper()
 	cmd := exec.Command("java", c.jvm(heap, role, host)...)
 	cmd.Env = c.env(host)
-	p := launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
-	c.procs[role] = p
-	return p
+	return launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
+}
+
+// FailOver SIGKILLs the active Master and returns when the backup Master has taken over.
+func (c *HBaseCluster) FailOver(t *testing.T) {
+	t.Helper()
+	if c.backup == nil {
+		t.Fatal("FailOver needs a cluster started with a BackupMaster")
+	}
+	c.procs[hbase.Master].kill()
+	c.backup.waitFor(t, "Master has completed initialization", 4*time.Minute)
+	c.procs[hbase.Master], c.backup = c.backup, nil
 }
 
 // Memory is the resident memory of each process, in MiB.

@@ -160,21 +160,36 @@ func damage(t *testing.T, h *HBaseStandalone, ops ...string) {
 	}
 }
 
-// A RegionServer SIGKILLed while a fixed-rate client writes, on the paper's native security
-// (Kerberos, SASL privacy on HBase and Hadoop RPC, encrypted block transfer): the process
-// restarts, the Master replays the dead server's WAL and reassigns its regions, and every write
-// HBase acknowledged, before the kill or after, reads back. Operations in flight may fail; none
-// acknowledged may be lost.
-func TestHBaseRegionServerKilledLosesNoAcknowledgedWrite(t *testing.T) {
-	c := StartHBaseCluster(t, hbaseProfile(t, "hbase-kerberos-privacy", nil))
+// Faults under a fixed-rate client that records every write, on the paper's native security
+// (Kerberos, SASL privacy on HBase and Hadoop RPC, encrypted block transfer) with a backup
+// Master: a RegionServer SIGKILLed (it restarts, the Master replays its WAL and reassigns its
+// regions), then the active Master SIGKILLed (the backup takes over). Operations in flight may
+// fail or wait; every write HBase acknowledged, before a fault or after it, must read back.
+func TestHBaseFaultsLoseNoAcknowledgedWrite(t *testing.T) {
+	hosts := DefaultHBaseHosts
+	hosts.BackupMaster = "127.0.0.87"
+	c := StartHBaseClusterOn(t, hbaseProfile(t, "hbase-kerberos-privacy", nil), hosts)
 	load := recordedRun(t, 1000, "")
 	delete(load, "writehistory")
 	delete(load, "verifywrites")
 	load["createtable"] = "true"
 	runYCSBHBase(t, c, "load", load)
 
-	history := filepath.Join(t.TempDir(), "history")
-	run := recordedRun(t, 1000, history)
+	underWrites(t, c, "a RegionServer SIGKILLed", func() {
+		c.Kill(t, hbase.RegionServer)
+		// The kill took the RegionServer down the way a crash does: the Master recovered its WAL.
+		if !strings.Contains(c.Log(hbase.Master), "ServerCrashProcedure") {
+			t.Errorf("the Master ran no ServerCrashProcedure for the killed RegionServer; its last lines:\n%s", tail(withoutClasspath(c.Log(hbase.Master)), 20))
+		}
+	})
+	underWrites(t, c, "the active Master SIGKILLed", func() { c.FailOver(t) })
+}
+
+// underWrites runs a 75 s YCSB A run at 200 operations per second that records its writes,
+// injects the fault 25 s in, and checks every acknowledged write once the run is over.
+func underWrites(t *testing.T, c *HBaseCluster, fault string, inject func()) {
+	t.Helper()
+	run := recordedRun(t, 1000, filepath.Join(t.TempDir(), "history"))
 	run["operationcount"], run["maxexecutiontime"], run["target"] = strconv.Itoa(math.MaxInt32), "75", "200"
 	type result struct {
 		s   benchresult.Summary
@@ -187,12 +202,12 @@ func TestHBaseRegionServerKilledLosesNoAcknowledgedWrite(t *testing.T) {
 		done <- result{s, log, err}
 	}()
 	time.Sleep(25 * time.Second) // the JVM starts, logs in and writes for a while
-	killed := time.Now()
-	c.Kill(t, hbase.RegionServer)
-	t.Logf("RegionServer SIGKILLed and serving again after %s", time.Since(killed).Round(time.Second))
+	began := time.Now()
+	inject()
+	t.Logf("%s: serving again after %s", fault, time.Since(began).Round(time.Second))
 	r := <-done
 	if r.err != nil {
-		t.Fatalf("the client: %v\n%s", r.err, tail(r.log, 40))
+		t.Fatalf("%s: the client: %v\n%s", fault, r.err, tail(r.log, 40))
 	}
 	s, w := r.s, r.s.Writes
 	var worst int64
@@ -200,15 +215,11 @@ func TestHBaseRegionServerKilledLosesNoAcknowledgedWrite(t *testing.T) {
 		worst = max(worst, l.Max)
 	}
 	if w == nil {
-		t.Fatalf("the client checked no write (%s)", s.FirstError)
+		t.Fatalf("%s: the client checked no write (%s)", fault, s.FirstError)
 	}
-	t.Logf("RegionServer kill: %d operations, %d failed (first: %s), slowest %.1f s; %d acknowledged writes, %d key-fields read back: %d verified, %d lost, %d stale, %d corrupted, %d unreadable",
-		s.Operations+s.Errors, s.Errors, s.FirstError, float64(worst)/1e6, w.Acknowledged, w.Checked, w.Verified, w.Lost, w.Stale, w.Corrupted, w.Unreadable)
+	t.Logf("%s: %d operations, %d failed (first: %s), slowest %.1f s; %d acknowledged writes, %d key-fields read back: %d verified, %d lost, %d stale, %d corrupted, %d unreadable",
+		fault, s.Operations+s.Errors, s.Errors, s.FirstError, float64(worst)/1e6, w.Acknowledged, w.Checked, w.Verified, w.Lost, w.Stale, w.Corrupted, w.Unreadable)
 	if !w.Intact() {
-		t.Errorf("acknowledged writes not intact after the RegionServer kill: %s", w.FirstProblem)
-	}
-	// The kill took the RegionServer down the way a crash does: the Master recovered its WAL.
-	if !strings.Contains(c.Log(hbase.Master), "ServerCrashProcedure") {
-		t.Errorf("the Master ran no ServerCrashProcedure for the killed RegionServer; its last lines:\n%s", tail(withoutClasspath(c.Log(hbase.Master)), 20))
+		t.Errorf("%s: acknowledged writes not intact: %s", fault, w.FirstProblem)
 	}
 }
