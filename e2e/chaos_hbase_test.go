@@ -1,0 +1,197 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/benchmark"
+	"secured.dev/operator/internal/render/hbase"
+)
+
+// Faults on a live Kerberos HBase with native TLS 1.3 Required on HBase RPC (SASL privacy on
+// Hadoop RPC, encrypted block transfer; 3 RegionServers, 3 DataNodes, 2 Masters), each under a
+// DatastoreBenchmark at a fixed rate whose YCSB driver records every write and reads all of them
+// back when its run ends: a RegionServer SIGKILLed while writes are in flight (its WAL replayed
+// by the Master), and with make chaos also the active Master SIGKILLed (the backup takes over).
+// The probe must never find plaintext accepted meanwhile.
+func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
+	scope := os.Getenv("SDO_CHAOS")
+	c := newClient(t)
+	ns := testNamespace(t, c, "chaos-hbase", "restricted")
+	applyProfile(t, c, "hbase-native-tls")
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "wal", Namespace: ns.Name},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine:     v1alpha1.EngineHBase,
+			HBase:      &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](3), DataNodes: ptr.To[int32](3), Masters: ptr.To[int32](2)},
+			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "hbase-native-tls"},
+		},
+	}
+	start := time.Now()
+	if err := c.Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPods(t, c, ns.Name)
+		}
+	})
+	waitReady(t, c, ds, start, "RegionServers ready")
+	waitVerified(t, c, ds)
+	t.Logf("Kerberos HBase with TLS (3 RegionServers, 3 DataNodes, 2 Masters) Ready and verified in %s", time.Since(start).Round(time.Second))
+	b := &chaosBench{t: t, c: c, ds: ds}
+	defer func() { t.Logf("chaos table:\n%s", b.table()) }()
+
+	b.hbaseFault("RegionServer SIGKILLed with writes in flight", func() {
+		victim := hbase.NamesOf(ds).StatefulSet(hbase.RegionServer) + "-1"
+		b.killPod(victim)
+		t.Logf("killed %s (SIGKILL)", victim)
+		b.waitVerified("the RegionServer is back and verified", time.Now())
+		// Killed the way a crash kills: the active Master recovers the server's WAL.
+		active, _ := b.masters()
+		eventually(t, 3*time.Minute, "the Master recovers "+victim, func() error {
+			for _, line := range strings.Split(podLog(t, b.pod(active), string(hbase.Master)), "\n") {
+				if strings.Contains(line, "ServerCrashProcedure") && strings.Contains(line, victim) {
+					t.Logf("%s: %s", active, line[strings.Index(line, "ServerCrashProcedure"):])
+					return nil
+				}
+			}
+			return fmt.Errorf("no ServerCrashProcedure for %s in %s's log", victim, active)
+		})
+	})
+	if scope == "" {
+		t.Log("the RegionServer kill only; make chaos (SDO_CHAOS=all) adds the Master failover")
+		return
+	}
+	b.hbaseFault("active HBase Master SIGKILLed", func() {
+		active, backup := b.masters()
+		killed := time.Now()
+		b.killPod(active)
+		t.Logf("killed the active Master %s (SIGKILL); %s waits as the backup", active, backup)
+		eventually(t, 5*time.Minute, backup+" becomes the active Master", func() error {
+			if log := podLog(t, b.pod(backup), string(hbase.Master)); !strings.Contains(log, "Master has completed initialization") {
+				return fmt.Errorf("%s has not taken over yet", backup)
+			}
+			return nil
+		})
+		t.Logf("%s took over", backup)
+		// Probes since the kill count: the killed Master's pod may be back before the backup
+		// has taken over, and its probe then is the last until the next interval.
+		b.waitVerified("both Masters verified again", killed)
+	})
+}
+
+// masters returns the active Master's pod and the backup's: the active one has completed its
+// initialisation, the backup waits for it.
+func (b *chaosBench) masters() (active, backup string) {
+	sts := hbase.NamesOf(b.ds).StatefulSet(hbase.Master)
+	for i := range 2 {
+		name := fmt.Sprintf("%s-%d", sts, i)
+		if strings.Contains(podLog(b.t, b.pod(name), string(hbase.Master)), "Master has completed initialization") {
+			active = name
+		} else {
+			backup = name
+		}
+	}
+	if active == "" || backup == "" {
+		b.t.Fatalf("no active and backup Master among %s-0 and %s-1 (active %q, backup %q)", sts, sts, active, backup)
+	}
+	return active, backup
+}
+
+// hbaseFault runs one case: a DatastoreBenchmark run at a fixed rate that records its writes,
+// the fault 30 s into the run and the recovery inject waits for, then the run's own check of
+// every acknowledged write. The channels are Required throughout: any plaintext the probe finds
+// accepted is reported.
+func (b *chaosBench) hbaseFault(name string, inject func()) {
+	t, ctx := b.t, context.Background()
+	t.Logf("=== fault: %s", name)
+	bench := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("chaos-%d", len(b.rows)), Namespace: b.ds.Namespace},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: b.ds.Name}},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 4 * time.Minute}},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](100), VirtualUsers: ptr.To[int32](16)},
+			// One run: a lost write is a finding, and a run with failed operations would be
+			// repeated.
+			Repetitions:  ptr.To[int32](1),
+			VerifyWrites: true,
+			SkipLoad:     len(b.rows) > 0,
+		},
+	}
+	if err := b.c.Create(ctx, bench); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.c.Delete(ctx, bench, client.PropagationPolicy(metav1.DeletePropagationBackground)) }()
+	eventually(t, 10*time.Minute, "the measured run's client runs", func() error {
+		var pods corev1.PodList
+		if err := b.c.List(ctx, &pods, client.InNamespace(b.ds.Namespace), client.MatchingLabels{benchmark.LabelBenchmark: bench.Name, benchmark.LabelPhase: benchmark.PhaseRun}); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d run pods, none running", len(pods.Items))
+	})
+	time.Sleep(30 * time.Second) // the JVM logs in and writes before the fault
+
+	watch := &plaintextWatch{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); watch.run(b.c, b.ds, time.Now(), stop) }()
+	began := time.Now()
+	inject()
+	recovered := time.Since(began)
+	close(stop)
+	wg.Wait()
+	b.logEvents(began)
+
+	var run v1alpha1.BenchmarkRun
+	eventually(t, 10*time.Minute, "the run's writes are checked", func() error {
+		if err := b.c.Get(ctx, client.ObjectKeyFromObject(bench), bench); err != nil {
+			return err
+		}
+		for _, r := range bench.Status.Runs {
+			if r.Index == 0 && (r.Phase == v1alpha1.RunSucceeded || r.Phase == v1alpha1.RunInvalid || r.Phase == v1alpha1.RunFailed) {
+				run = r
+				return nil
+			}
+		}
+		return fmt.Errorf("benchmark %s, %d runs", bench.Status.Phase, len(bench.Status.Runs))
+	})
+	ops := int64(0)
+	for _, l := range run.Latencies {
+		ops += l.Count
+	}
+	row := chaosRow{fault: name, attempted: ops + run.Errors, failed: run.Errors, recovered: recovered, plaintext: watch.verdict()}
+	if watch.first != "" {
+		t.Errorf("%s: plaintext accepted on a Required channel: %s", name, watch.first)
+	}
+	w := run.Writes
+	if w == nil {
+		t.Fatalf("%s: the run checked no write (%s: %s)", name, run.Phase, run.InvalidReason)
+	}
+	row.acked, row.checked, row.verified, row.notVerified = w.Acknowledged, w.Checked, w.Verified, w.Checked-w.Verified
+	t.Logf("%s: run %s (%s); %d operations, %d failed; %d acknowledged writes, %d key-fields read back: %d verified, %d lost, %d stale, %d corrupted, %d unreadable; recovered in %s",
+		name, run.Phase, run.InvalidReason, row.attempted, row.failed, w.Acknowledged, w.Checked, w.Verified, w.Lost, w.Stale, w.Corrupted, w.Unreadable, recovered.Round(time.Second))
+	if w.Checked == 0 || w.Verified != w.Checked {
+		t.Errorf("%s: acknowledged writes not intact (first: %s)", name, w.FirstProblem)
+	}
+	b.rows = append(b.rows, row)
+}
