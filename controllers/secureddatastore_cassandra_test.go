@@ -244,6 +244,22 @@ func TestAStalledRenewalIsReported(t *testing.T) {
 		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionCertificatesReady)
 		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonIssued), c.Message)
 	}).Should(Succeed())
+
+	// The next renewal was due eleven minutes ago and cert-manager never began it (it was down
+	// at the renewal time): no Issuing condition at all, only a renewal time in the past.
+	g.Eventually(func() error {
+		cert := &cmv1.Certificate{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.NodeCertificate(ds)}, cert); err != nil {
+			return err
+		}
+		cert.Status.RenewalTime = ptr.To(metav1.NewTime(time.Now().Add(-11 * time.Minute)))
+		return env.Client.Status().Update(context.Background(), cert)
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionCertificatesReady)
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonRenewalStalled))
+		g.Expect(c.Message).To(MatchRegexp(`^cert-manager was due to renew certificate stall-node at .* and has not begun \(11m0s late\); nodes keep the current one`))
+	}).Should(Succeed())
 }
 
 // A TLS datastore gets its CA chain and node certificate first, and its pods only once the

@@ -227,21 +227,31 @@ func certCondition(c *cmv1.Certificate, t cmv1.CertificateConditionType) *cmv1.C
 }
 
 // renewalStalled says why an issued certificate's renewal has lasted longer than it should,
-// or "". cert-manager keeps the Certificate Ready while it renews (the current certificate is
-// still valid), so a renewal that never ends, with cert-manager down or its issuer refusing,
-// would otherwise show nowhere until the certificate expires.
+// or has not begun although it was due, or "". cert-manager keeps the Certificate Ready while it
+// renews (the current certificate is still valid), so a renewal that never ends, or never starts
+// (cert-manager down at the renewal time, its issuer refusing), would otherwise show nowhere
+// until the certificate expires.
 func (r *SecuredDatastoreReconciler) renewalStalled(cert *cmv1.Certificate) string {
-	issuing := certCondition(cert, cmv1.CertificateConditionIssuing)
-	if issuing == nil || issuing.Status != cmmeta.ConditionTrue || issuing.LastTransitionTime == nil {
+	var msg string
+	switch issuing := certCondition(cert, cmv1.CertificateConditionIssuing); {
+	case issuing != nil && issuing.Status == cmmeta.ConditionTrue && issuing.LastTransitionTime != nil:
+		since := time.Since(issuing.LastTransitionTime.Time)
+		if since < r.Options.renewalStall() {
+			return ""
+		}
+		msg = fmt.Sprintf("cert-manager has been renewing certificate %s for %s without issuing it", cert.Name, since.Round(time.Minute))
+		if issuing.Message != "" {
+			msg += " (" + issuing.Message + ")"
+		}
+	case cert.Status.RenewalTime != nil:
+		late := time.Since(cert.Status.RenewalTime.Time)
+		if late < r.Options.renewalStall() {
+			return ""
+		}
+		msg = fmt.Sprintf("cert-manager was due to renew certificate %s at %s and has not begun (%s late)", cert.Name,
+			cert.Status.RenewalTime.UTC().Format("2006-01-02 15:04 MST"), late.Round(time.Minute))
+	default:
 		return ""
-	}
-	since := time.Since(issuing.LastTransitionTime.Time)
-	if since < r.Options.renewalStall() {
-		return ""
-	}
-	msg := fmt.Sprintf("cert-manager has been renewing certificate %s for %s without issuing it", cert.Name, since.Round(time.Minute))
-	if issuing.Message != "" {
-		msg += " (" + issuing.Message + ")"
 	}
 	if cert.Status.NotAfter != nil {
 		msg += fmt.Sprintf("; nodes keep the current one, valid until %s", cert.Status.NotAfter.UTC().Format("2006-01-02 15:04 MST"))

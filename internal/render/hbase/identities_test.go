@@ -52,9 +52,9 @@ func TestIdentitiesKeepPasswordsAndFollowTheTopology(t *testing.T) {
 		t.Fatal(err)
 	}
 	principals := string(first[len(first)-1].Data[PrincipalsKey])
-	// ZooKeeper, nn and HTTP on the NameNode, dn and HTTP on 3 DataNodes, the Master, 3
+	// ZooKeeper, nn and HTTP on the NameNode, dn and HTTP on 3 DataNodes, 2 Masters, 3
 	// RegionServers, the client.
-	if got := strings.Count(principals, "\n"); got != 1+2+3*2+1+3+1 {
+	if got := strings.Count(principals, "\n"); got != 1+2+3*2+2+3+1 {
 		t.Errorf("%d principals:\n%s", got, principals)
 	}
 	again, err := Identities(ds, "cluster.local", stored(t, first), KeepKeys, counter())
