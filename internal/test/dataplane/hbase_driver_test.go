@@ -138,6 +138,16 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 		if s.Errors != 0 || s.Operations < 3000 || s.ClientCPUSeconds <= 0 || !s.End.After(s.Start) {
 			t.Errorf("workload %s: %d ops, %d errors (%s), CPU %.2f s, %s..%s", tc.preset, s.Operations, s.Errors, s.FirstError, s.ClientCPUSeconds, s.Start, s.End)
 		}
+		// Operations per second of the window, as the k6 driver reports them; not for F, whose
+		// read-modify-write is two calls of the binding.
+		var inSeries int64
+		for _, p := range s.Series {
+			inSeries += p
+		}
+		whole := int(s.End.Sub(s.Start) / time.Second)
+		if tc.preset == "F" && len(s.Series) != 0 || tc.preset != "F" && (s.SeriesStepSeconds != 1 || len(s.Series) != whole || inSeries <= 0 || inSeries > s.Operations) {
+			t.Errorf("workload %s: series %v (step %d s) over %d whole seconds, %d operations; want one count per whole second, none for F", tc.preset, s.Series, s.SeriesStepSeconds, whole, s.Operations)
+		}
 		counts := map[string]int64{}
 		for _, l := range s.Latencies {
 			counts[l.Operation] = l.Count

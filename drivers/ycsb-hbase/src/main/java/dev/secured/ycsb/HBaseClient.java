@@ -57,6 +57,11 @@ public class HBaseClient extends DB {
   private static int protectedFields;
   /** The first thread's properties: the write check after the run connects with them. */
   private static Properties properties;
+  /**
+   * Operations completed per second, for the summary; null when a YCSB operation is two calls
+   * here (read-modify-write), which would count twice.
+   */
+  static volatile Series series;
   /** Every write of the run, when writehistory names a file; null without. */
   private static WriteHistory history;
 
@@ -72,6 +77,9 @@ public class HBaseClient extends DB {
     synchronized (LOCK) {
       if (connection == null) {
         properties = p;
+        if (Double.parseDouble(p.getProperty("readmodifywriteproportion", "0")) == 0) {
+          series = new Series();
+        }
         loadClientSide(p);
         openHistory(p);
         connection = connect(p);
@@ -451,6 +459,10 @@ public class HBaseClient extends DB {
     RemoteWriter w = remoteWriter;
     if (w != null) {
       w.record(op, System.nanoTime() - start, s.isOk());
+    }
+    Series per = series;
+    if (per != null && s.isOk()) {
+      per.add(System.currentTimeMillis());
     }
     return s;
   }

@@ -121,6 +121,14 @@ public class SummaryExporter implements MeasurementsExporter {
       s.put("firstError", firstError);
     }
     s.put("latencies", latencies);
+    Series per = HBaseClient.series;
+    if (per != null) {
+      List<Long> points = per.points(end.toEpochMilli() - get("OVERALL", "RunTime(ms)"), end.toEpochMilli());
+      if (points.size() > 1) {
+        s.put("series", points.subList(1, points.size()));
+        s.put("seriesStepSeconds", points.get(0));
+      }
+    }
     // After the run's end is taken: reading back does not count in the run's time.
     try {
       Map<String, Object> writes = HBaseClient.verifyWrites();
