@@ -27,8 +27,9 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 
 // hbaseEngine runs an HBase datastore: a StatefulSet per role (KDC, ZooKeeper, NameNode,
-// DataNodes, Master, RegionServers) sharing one ConfigMap that records the step it configures;
-// a change restarts only the roles whose files change, one RPC TLS stage per roll (hbase.Next).
+// DataNodes, Master, RegionServers), each mounting an immutable ConfigMap of the files it reads,
+// and one ConfigMap with every file that records the step they configure (clients mount it); a
+// change restarts only the roles whose files change, one RPC TLS stage per roll (hbase.Next).
 type hbaseEngine struct {
 	r  *SecuredDatastoreReconciler
 	ds *v1alpha1.SecuredDatastore
@@ -264,6 +265,9 @@ func (e *hbaseEngine) apply(ctx context.Context, s *datastoreScope) (status.Roll
 	if err := r.applyAll(ctx, s, objs.All()); err != nil {
 		return status.Rollout{}, err
 	}
+	if err := e.pruneRoleConfigs(ctx, objs); err != nil {
+		return status.Rollout{}, err
+	}
 	if e.applied != nil && !hbase.SameStep(*e.applied, e.step) {
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeEncryption",
 			"rolling restart of the roles whose configuration changes: %s", hbase.Describe(e.applied, e.step))
@@ -272,6 +276,37 @@ func (e *hbaseEngine) apply(ctx context.Context, s *datastoreScope) (status.Roll
 	rollout := e.rollout(s.resolution.Effective, objs.StatefulSets)
 	rollout.Problems = status.PodProblems(s.pods)
 	return rollout, nil
+}
+
+// pruneRoleConfigs deletes each role's configurations no pod can need any more. Once the
+// role's StatefulSet observed at the start of this pass ran its template on every replica, a pod
+// it recreates mounts that template's configuration, or the one just applied: every other one
+// can go. During a role's roll nothing of that role is deleted.
+func (e *hbaseEngine) pruneRoleConfigs(ctx context.Context, objs hbase.Objects) error {
+	n := hbase.NamesOf(e.ds)
+	for role, sts := range e.sets {
+		if !status.SetUpdated(sts) {
+			continue
+		}
+		keep := map[string]bool{podtemplate.VolumeConfigMap(sts.Spec.Template.Spec, "config"): true}
+		if cm := objs.RoleConfigMaps[role]; cm != nil {
+			keep[cm.Name] = true
+		}
+		var cms corev1.ConfigMapList
+		if err := e.r.Client.List(ctx, &cms, client.InNamespace(e.ds.Namespace), client.MatchingLabels(hbase.Labels(e.ds, role))); err != nil {
+			return fmt.Errorf("listing ConfigMaps: %w", err)
+		}
+		for i := range cms.Items {
+			cm := &cms.Items[i]
+			if keep[cm.Name] || !n.IsRoleConfigMap(role, cm.Name) || !metav1.IsControlledBy(cm, e.ds) {
+				continue
+			}
+			if err := e.r.Client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting the earlier configuration %s: %w", cm.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // rollout sets readyNodes and endpoints and describes the roll, a role being the unit.

@@ -193,7 +193,9 @@ func TestPlaintextHBaseHasNoKDCAndNoSecrets(t *testing.T) {
 
 // Enabling HBase's native TLS on a running plaintext cluster rolls three steps, one RPC TLS
 // stage each (servers accept TLS; peers send it; plaintext refused), restarts only the Master
-// and RegionServers, and claims Ready only at the target.
+// and RegionServers, and claims Ready only at the target. Each step's files are a new immutable
+// ConfigMap per role; the one the previous revision's pods mount stays until the role has rolled,
+// so a pod recreated from that revision mid-roll still finds the files it was built for.
 func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -213,6 +215,7 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 		rollOutRole(t, ds, role)
 	}
 	g.Eventually(func(g Gomega) { g.Expect(get(g, ds).Status.Phase).To(Equal(v1alpha1.PhaseReady)) }).Should(Succeed())
+	previous := roleConfig(g, ds, hbase.RegionServer)
 
 	g.Eventually(func() error {
 		cur := get(g, ds)
@@ -242,6 +245,12 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 				g.Expect(now[role]).To(Equal(before[role]), "%s restarted for HBase's RPC TLS", role)
 			}
 			g.Expect(now[hbase.RegionServer]).NotTo(Equal(before[hbase.RegionServer]))
+			mounted := &corev1.ConfigMap{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: roleConfig(g, ds, hbase.RegionServer)}, mounted)).To(Succeed())
+			g.Expect(mounted.Name).NotTo(Equal(previous))
+			g.Expect(ptr.Deref(mounted.Immutable, false)).To(BeTrue())
+			g.Expect(mounted.Data["hbase-site.xml"]).To(Equal(site))
+			g.Expect(mounted.Data).NotTo(HaveKey("zoo.cfg"), "a RegionServer's configuration holds the files it reads")
 			// The status is written at the end of the pass that wrote the ConfigMap.
 			g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring(step.stage))
 		}).Should(Succeed())
@@ -252,7 +261,10 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 			g.Expect(p.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(p.Message).To(ContainSubstring(step.stage))
 			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhaseUpdating))
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: previous}, &corev1.ConfigMap{})).To(Succeed(),
+				"the configuration the RegionServers' running revision mounts is gone in the middle of their roll")
 		}, 500*time.Millisecond).Should(Succeed())
+		previous = roleConfig(g, ds, hbase.RegionServer)
 		rollOutRole(t, ds, hbase.Master)
 		rollOutRole(t, ds, hbase.RegionServer)
 	}
@@ -263,7 +275,19 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 		rolls := eventNotes(g, ds, "RollingRestart")
 		g.Expect(rolls).To(HaveLen(3))
 		g.Expect(strings.Join(rolls, "\n")).To(ContainSubstring("RPC TLS TLS accepted, peers TLS → TLS required"))
+		// Rolled out: the earlier configurations are gone.
+		var cms corev1.ConfigMapList
+		g.Expect(env.Client.List(ctx, &cms, client.InNamespace(ds.Namespace), client.MatchingLabels(hbase.Labels(ds, hbase.RegionServer)))).To(Succeed())
+		g.Expect(cms.Items).To(HaveLen(1))
+		g.Expect(cms.Items[0].Name).To(Equal(roleConfig(g, ds, hbase.RegionServer)))
 	}).Should(Succeed())
+}
+
+// roleConfig is the ConfigMap a role's pod template mounts.
+func roleConfig(g Gomega, ds *v1alpha1.SecuredDatastore, role hbase.Role) string {
+	sts := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).StatefulSet(role)}, sts)).To(Succeed())
+	return podtemplate.VolumeConfigMap(sts.Spec.Template.Spec, "config")
 }
 
 // plaintextHBase is a one-RegionServer HBase datastore without TLS or Kerberos.

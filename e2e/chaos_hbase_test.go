@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -150,16 +149,7 @@ func (b *chaosBench) hbaseFault(name string, inject func()) {
 	})
 	time.Sleep(30 * time.Second) // the JVM logs in and writes before the fault
 
-	watch := &plaintextWatch{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); watch.run(b.c, b.ds, time.Now(), stop) }()
-	began := time.Now()
-	inject()
-	recovered := time.Since(began)
-	close(stop)
-	wg.Wait()
+	watch, began, recovered := b.inject(true, inject)
 	b.logEvents(began)
 
 	var run v1alpha1.BenchmarkRun

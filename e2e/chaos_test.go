@@ -180,18 +180,7 @@ func (b *chaosBench) fault(name string, required bool, inject func()) {
 	b.k6.waitFor(t, "YCSB run against", 3*time.Minute)
 	time.Sleep(15 * time.Second) // operations before the fault
 
-	watch := &plaintextWatch{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	if required {
-		wg.Add(1)
-		go func() { defer wg.Done(); watch.run(b.c, b.ds, time.Now(), stop) }()
-	}
-	began := time.Now()
-	inject()
-	recovered := time.Since(began)
-	close(stop)
-	wg.Wait()
+	watch, began, recovered := b.inject(required, inject)
 	time.Sleep(10 * time.Second) // operations after the recovery
 
 	b.logEvents(began)
@@ -217,6 +206,25 @@ func (b *chaosBench) fault(name string, required bool, inject func()) {
 		}
 	}
 	b.rows = append(b.rows, row)
+}
+
+// inject runs the fault and the recovery it waits for, with the probe's observations watched
+// meanwhile when the channels are Required; it returns the watch, when the fault began and how
+// long until it had recovered.
+func (b *chaosBench) inject(required bool, fault func()) (*plaintextWatch, time.Time, time.Duration) {
+	watch := &plaintextWatch{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	if required {
+		wg.Add(1)
+		go func() { defer wg.Done(); watch.run(b.c, b.ds, time.Now(), stop) }()
+	}
+	began := time.Now()
+	fault()
+	recovered := time.Since(began)
+	close(stop)
+	wg.Wait()
+	return watch, began, recovered
 }
 
 // logEvents logs what the operator said about the datastore since the fault began: the

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -37,15 +38,23 @@ type Cluster struct {
 
 // Objects are the desired objects of an HBase datastore, in apply order.
 type Objects struct {
-	ConfigMap     *corev1.ConfigMap
-	NetworkPolicy *networkingv1.NetworkPolicy
-	Services      []*corev1.Service
-	StatefulSets  []*appsv1.StatefulSet
+	ConfigMap *corev1.ConfigMap
+	// RoleConfigMaps: each role's files, immutable and named by their hash, by role.
+	RoleConfigMaps map[Role]*corev1.ConfigMap
+	NetworkPolicy  *networkingv1.NetworkPolicy
+	Services       []*corev1.Service
+	StatefulSets   []*appsv1.StatefulSet
 }
 
 // All objects, in apply order.
 func (o Objects) All() []client.Object {
-	out := []client.Object{o.ConfigMap, o.NetworkPolicy}
+	out := []client.Object{o.ConfigMap}
+	for _, r := range Roles { // a role's files exist before the StatefulSet that mounts them
+		if cm := o.RoleConfigMaps[r]; cm != nil {
+			out = append(out, cm)
+		}
+	}
+	out = append(out, o.NetworkPolicy)
 	for _, s := range o.Services {
 		out = append(out, s)
 	}
@@ -78,7 +87,7 @@ func Build(s Cluster) (Objects, error) {
 	}
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(ds, n.ConfigMap(), ""), Data: files}
 	cm.Annotations = map[string]string{StepAnnotation: string(step)}
-	o := Objects{ConfigMap: cm}
+	o := Objects{ConfigMap: cm, RoleConfigMaps: map[Role]*corev1.ConfigMap{}}
 	roles := Roles
 	if kerberized {
 		roles = append([]Role{KDC}, Roles...)
@@ -86,11 +95,18 @@ func Build(s Cluster) (Objects, error) {
 	o.NetworkPolicy = networkPolicy(ds, s.OperatorNamespace, roles, kerberized)
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
-		hash := roleConfigHash(files, r)
+		read := roleFiles(files, r)
+		hash, configMap := "", ""
+		if len(read) > 0 {
+			hash = podtemplate.ConfigHash(read)
+			configMap = n.RoleConfigMap(r, hash)
+			o.RoleConfigMaps[r] = &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: meta(ds, configMap, r), Data: read, Immutable: ptr.To(true)}
+		}
 		if kerberized && r != ZooKeeper && r != KDC {
 			hash = podtemplate.ConfigHash(map[string]string{"files": hash}, fmt.Sprint("keys v", s.KeyVersion))
 		}
-		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash))
+		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash, configMap))
 	}
 	return o, nil
 }
@@ -105,16 +121,13 @@ var filesRead = map[Role][]string{
 	RegionServer: {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},
 }
 
-// roleConfigHash is "" for the KDC, which reads no file of the ConfigMap.
-func roleConfigHash(files map[string]string, r Role) string {
-	if len(filesRead[r]) == 0 {
-		return ""
-	}
+// roleFiles are the files role r reads; none for the KDC.
+func roleFiles(files map[string]string, r Role) map[string]string {
 	read := map[string]string{}
 	for _, name := range filesRead[r] {
 		if body, ok := files[name]; ok {
 			read[name] = body
 		}
 	}
-	return podtemplate.ConfigHash(read)
+	return read
 }

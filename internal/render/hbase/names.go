@@ -20,8 +20,25 @@ func NamesOf(ds *v1alpha1.SecuredDatastore) Names { return Names{ds} }
 // StatefulSet (and headless Service) of a role.
 func (n Names) StatefulSet(r Role) string { return n.ds.Name + "-" + string(r) }
 
-// ConfigMap with the rendered files.
+// ConfigMap with the rendered files of the step last applied, for clients (krb5.conf), and the
+// step itself (StepAnnotation). The pods mount their role's configuration (RoleConfigMap).
 func (n Names) ConfigMap() string { return n.ds.Name + "-hbase-config" }
+
+// RoleConfigMap holds the files role r reads, as of one configuration (hash). It never changes:
+// a pod the StatefulSet recreates from an earlier revision in the middle of a roll mounts that
+// revision's files, not the next step's, which its volumes may not match.
+func (n Names) RoleConfigMap(r Role, hash string) string {
+	return n.ds.Name + "-" + string(r) + "-config-" + hash[:min(len(hash), configHashLen)]
+}
+
+// IsRoleConfigMap: name is one of role r's configurations, of any version.
+func (n Names) IsRoleConfigMap(r Role, name string) bool {
+	hash, ok := strings.CutPrefix(name, n.ds.Name+"-"+string(r)+"-config-")
+	return ok && len(hash) == configHashLen && strings.Trim(hash, "0123456789abcdef") == ""
+}
+
+// configHashLen hex digits of a configuration's hash name a role's ConfigMap.
+const configHashLen = 10
 
 // NetworkPolicy of the whole datastore.
 func (n Names) NetworkPolicy() string { return n.ds.Name }

@@ -16,13 +16,13 @@ import (
 
 // statefulSet runs one role; configHash ("" for none) rolls its pods when what they read
 // changes.
-func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash string) *appsv1.StatefulSet {
+func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash, configMap string) *appsv1.StatefulSet {
 	ds := s.Datastore
 	var annotations map[string]string
 	if configHash != "" {
 		annotations = map[string]string{podtemplate.ConfigHashAnnotation: configHash}
 	}
-	container, volumes := roleContainer(s, n, r, kerberized, tls)
+	container, volumes := roleContainer(s, n, r, kerberized, tls, configMap)
 	affinity, nodeSelector, tolerations := podtemplate.Scheduling(ds.Spec.Placement, s.FeatureLabelPrefix, Selector(ds, r))
 	if r == RegionServer {
 		// Bring RegionServers to the DataNodes' machines: block reads stay on the host.
@@ -86,7 +86,7 @@ func dataClaim(s Cluster, r Role) corev1.PersistentVolumeClaim {
 
 // roleContainer is the role's process with what it mounts: its configuration, keytab,
 // certificate and trust bundle as the profile needs them.
-func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool) (corev1.Container, []corev1.Volume) {
+func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool, configMap string) (corev1.Container, []corev1.Volume) {
 	ds := s.Datastore
 	host := fmt.Sprintf("$(POD_NAME).%s.%s.svc.%s", n.StatefulSet(r), ds.Namespace, s.ClusterDomain)
 	env := []corev1.EnvVar{
@@ -97,7 +97,7 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool) (corev1.Con
 		{Name: "HADOOP_USER_NAME", Value: "hbase"},
 	}
 	mounts := []corev1.VolumeMount{{Name: "config", MountPath: confDir, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}}
-	volumes := []corev1.Volume{podtemplate.ConfigMapVolume("config", n.ConfigMap()), podtemplate.EmptyDirVolume("tmp")}
+	volumes := []corev1.Volume{podtemplate.ConfigMapVolume("config", configMap), podtemplate.EmptyDirVolume("tmp")}
 	secretVolume := func(name, secret, path string) {
 		volumes = append(volumes, podtemplate.SecretVolume(name, secret))
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: true})
