@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -24,8 +25,10 @@ import (
 // Hadoop RPC, encrypted block transfer; 3 RegionServers, 3 DataNodes, 2 Masters), each under a
 // DatastoreBenchmark at a fixed rate whose YCSB driver records every write and reads all of them
 // back when its run ends: a RegionServer SIGKILLed while writes are in flight (its WAL replayed
-// by the Master), and with make chaos also the active Master SIGKILLed (the backup takes over).
-// The probe must never find plaintext accepted meanwhile.
+// by the Master). make chaos (SDO_CHAOS=all or faults) starts the datastore without TLS and adds
+// a RegionServer of the previous revision SIGKILLed in the middle of the staged roll to TLS
+// Optional, and the active Master SIGKILLed (the backup takes over). Once TLS is Required the
+// probe must never find plaintext accepted.
 func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
 	scope := os.Getenv("SDO_CHAOS")
 	c := newClient(t)
@@ -39,6 +42,11 @@ func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
 			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "hbase-native-tls"},
 		},
 	}
+	if scope != "" {
+		// Without TLS at first: the first fault lands in the staged roll to it.
+		ds.Spec.Encryption.ClientToNode = &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}}
+		ds.Spec.Encryption.NodeToNode = &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}}
+	}
 	start := time.Now()
 	if err := c.Create(context.Background(), ds); err != nil {
 		t.Fatal(err)
@@ -50,11 +58,23 @@ func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
 	})
 	waitReady(t, c, ds, start, "RegionServers ready")
 	waitVerified(t, c, ds)
-	t.Logf("Kerberos HBase with TLS (3 RegionServers, 3 DataNodes, 2 Masters) Ready and verified in %s", time.Since(start).Round(time.Second))
+	t.Logf("Kerberos HBase (3 RegionServers, 3 DataNodes, 2 Masters) Ready and verified in %s", time.Since(start).Round(time.Second))
 	b := &chaosBench{t: t, c: c, ds: ds}
 	defer func() { t.Logf("chaos table:\n%s", b.table()) }()
 
-	b.hbaseFault("RegionServer SIGKILLed with writes in flight", func() {
+	if scope != "" {
+		// The plaintext client the run starts with keeps working: TLS Optional still accepts it.
+		b.hbaseFault("RegionServer of the previous revision SIGKILLed during the roll to TLS Optional", 12*time.Minute, false, func() {
+			b.patchHBaseTLS(v1alpha1.ChannelOptional)
+			victim := b.previousRevisionRegionServer()
+			b.killPod(victim)
+			t.Logf("killed %s (SIGKILL), a RegionServer the roll had not reached yet", victim)
+			b.waitVerified("Optional rolled out after the kill", time.Now())
+		})
+		b.patchHBaseTLS(v1alpha1.ChannelRequired)
+		b.waitVerified("TLS Required rolled out", time.Now())
+	}
+	b.hbaseFault("RegionServer SIGKILLed with writes in flight", 4*time.Minute, true, func() {
 		victim := hbase.NamesOf(ds).StatefulSet(hbase.RegionServer) + "-1"
 		b.killPod(victim)
 		t.Logf("killed %s (SIGKILL)", victim)
@@ -75,7 +95,7 @@ func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
 		t.Log("the RegionServer kill only; make chaos (SDO_CHAOS=all) adds the Master failover")
 		return
 	}
-	b.hbaseFault("active HBase Master SIGKILLed", func() {
+	b.hbaseFault("active HBase Master SIGKILLed", 4*time.Minute, true, func() {
 		active, backup := b.masters()
 		killed := time.Now()
 		b.killPod(active)
@@ -91,6 +111,46 @@ func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
 		// has taken over, and its probe then is the last until the next interval.
 		b.waitVerified("both Masters verified again", killed)
 	})
+}
+
+// patchHBaseTLS sets the client and peer channels to mode over the profile's TLS 1.3 (Required:
+// the profile's own, without the overrides).
+func (b *chaosBench) patchHBaseTLS(mode v1alpha1.ChannelMode) {
+	patch := client.MergeFrom(b.ds.DeepCopy())
+	b.ds.Spec.Encryption.ClientToNode, b.ds.Spec.Encryption.NodeToNode = nil, nil
+	if mode != v1alpha1.ChannelRequired {
+		b.ds.Spec.Encryption.ClientToNode = &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: mode}}
+	}
+	if err := b.c.Patch(context.Background(), b.ds, patch); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("TLS on HBase RPC: %s", mode)
+}
+
+// previousRevisionRegionServer waits until the RegionServers' roll has updated a pod and returns
+// a ready one it has not reached: killed, the StatefulSet recreates it from the previous revision.
+func (b *chaosBench) previousRevisionRegionServer() string {
+	name := hbase.NamesOf(b.ds).StatefulSet(hbase.RegionServer)
+	var victim string
+	eventually(b.t, 10*time.Minute, "the RegionServers' roll is under way", func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := b.c.Get(context.Background(), client.ObjectKey{Namespace: b.ds.Namespace, Name: name}, sts); err != nil {
+			return err
+		}
+		st := sts.Status
+		if st.UpdateRevision == st.CurrentRevision || st.UpdatedReplicas == 0 {
+			return fmt.Errorf("revision %s, update %s, %d updated", st.CurrentRevision, st.UpdateRevision, st.UpdatedReplicas)
+		}
+		for i := range 3 {
+			p := b.pod(fmt.Sprintf("%s-%d", name, i))
+			if p.Labels[appsv1.ControllerRevisionHashLabelKey] == st.CurrentRevision && podReady(p) {
+				victim = p.Name
+				return nil
+			}
+		}
+		return fmt.Errorf("no ready RegionServer left at revision %s", st.CurrentRevision)
+	})
+	return victim
 }
 
 // masters returns the active Master's pod and the backup's: the active one has completed its
@@ -113,16 +173,16 @@ func (b *chaosBench) masters() (active, backup string) {
 
 // hbaseFault runs one case: a DatastoreBenchmark run at a fixed rate that records its writes,
 // the fault 30 s into the run and the recovery inject waits for, then the run's own check of
-// every acknowledged write. The channels are Required throughout: any plaintext the probe finds
-// accepted is reported.
-func (b *chaosBench) hbaseFault(name string, inject func()) {
+// every acknowledged write. With required, the channels are Required throughout: any plaintext
+// the probe finds accepted is reported.
+func (b *chaosBench) hbaseFault(name string, duration time.Duration, required bool, inject func()) {
 	t, ctx := b.t, context.Background()
 	t.Logf("=== fault: %s", name)
 	bench := &v1alpha1.DatastoreBenchmark{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("chaos-%d", len(b.rows)), Namespace: b.ds.Namespace},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: b.ds.Name}},
-			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 4 * time.Minute}},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: duration}},
 			Load:     v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](100), VirtualUsers: ptr.To[int32](16)},
 			// One run: a lost write is a finding, and a run with failed operations would be
 			// repeated.
@@ -149,7 +209,7 @@ func (b *chaosBench) hbaseFault(name string, inject func()) {
 	})
 	time.Sleep(30 * time.Second) // the JVM logs in and writes before the fault
 
-	watch, began, recovered := b.inject(true, inject)
+	watch, began, recovered := b.inject(required, inject)
 	b.logEvents(began)
 
 	var run v1alpha1.BenchmarkRun
@@ -169,7 +229,10 @@ func (b *chaosBench) hbaseFault(name string, inject func()) {
 	for _, l := range run.Latencies {
 		ops += l.Count
 	}
-	row := chaosRow{fault: name, attempted: ops + run.Errors, failed: run.Errors, recovered: recovered, plaintext: watch.verdict()}
+	row := chaosRow{fault: name, attempted: ops + run.Errors, failed: run.Errors, recovered: recovered, plaintext: "not required yet"}
+	if required {
+		row.plaintext = watch.verdict()
+	}
 	if watch.first != "" {
 		t.Errorf("%s: plaintext accepted on a Required channel: %s", name, watch.first)
 	}

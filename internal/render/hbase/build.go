@@ -95,7 +95,7 @@ func Build(s Cluster) (Objects, error) {
 	o.NetworkPolicy = networkPolicy(ds, s.OperatorNamespace, roles, kerberized)
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
-		read := roleFiles(files, r)
+		read := RoleFiles(files, r)
 		hash, configMap := "", ""
 		if len(read) > 0 {
 			hash = podtemplate.ConfigHash(read)
@@ -121,8 +121,8 @@ var filesRead = map[Role][]string{
 	RegionServer: {"core-site.xml", "hdfs-site.xml", "hbase-site.xml", "krb5.conf", "log4j.properties"},
 }
 
-// roleFiles are the files role r reads; none for the KDC.
-func roleFiles(files map[string]string, r Role) map[string]string {
+// RoleFiles are the files role r reads, its configuration; none for the KDC.
+func RoleFiles(files map[string]string, r Role) map[string]string {
 	read := map[string]string{}
 	for _, name := range filesRead[r] {
 		if body, ok := files[name]; ok {

@@ -133,7 +133,8 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 }
 
 // Reconfigure renders the files for enc over the running cluster's; a process reads them
-// when it (re)starts.
+// when it (re)starts. Each role gets a directory with only the files it reads, as its pods
+// mount only their role's ConfigMap; conf/ keeps all of them for clients (krb5.conf).
 func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryption) {
 	t.Helper()
 	files, err := hbase.Files(c.Topology, enc)
@@ -142,6 +143,15 @@ func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryptio
 	}
 	for name, body := range files {
 		mkfile(t, filepath.Join(c.dir, "conf", name), body)
+	}
+	for _, role := range hbase.Roles {
+		dir := filepath.Join(c.dir, "conf", string(role))
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		for name, body := range hbase.RoleFiles(files, role) {
+			mkfile(t, filepath.Join(dir, name), body)
+		}
 	}
 	c.Enc = enc
 }
@@ -202,7 +212,7 @@ func (c *HBaseCluster) env(host string) []string {
 }
 
 func (c *HBaseCluster) jvm(heap int, role hbase.Role, host string, args ...string) []string {
-	in := hbase.Install{Conf: filepath.Join(c.dir, "conf"), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
+	in := hbase.Install{Conf: filepath.Join(c.dir, "conf", string(role)), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
 	return append(hbase.JVM(in, heap, c.KDC != nil, role, host)[1:], args...)
 }
 
