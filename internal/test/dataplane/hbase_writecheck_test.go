@@ -144,7 +144,8 @@ func TestYCSBHBaseDriverChecksItsWrites(t *testing.T) {
 	t.Logf("after the damage: %d verified, %d stale, %d corrupted, %d lost; first: %s", d.Verified, d.Stale, d.Corrupted, d.Lost, d.FirstProblem)
 }
 
-// writecheckName is the record key YCSB gives a key number (hashed order, no padding).
+// writecheckName is the record a Java history entry names: the HBase binding records the number
+// in the record's name (already hashed by YCSB), so this is not ycsb.Workload.KeyName.
 func writecheckName(k int64) string { return "user" + strconv.FormatInt(k, 10) }
 
 // damage runs testdata/HBaseDamage.java against a plaintext standalone HBase.
