@@ -250,7 +250,7 @@ type DatastoreBenchmarkSpec struct {
 	// (its last 10 seconds flat: coefficient of variation at most 10%, no trend over 5%)
 	// instead of for warmUp; the run records how long that took. Later runs use warmUp, enough
 	// for the JIT once the datastore is warm. Closed loop (MaxThroughput) runs of a duration
-	// only; not yet for HBase, whose driver has no warm-up.
+	// only. Both drivers (k6 for Cassandra, YCSB's JVM client for HBase) apply the same rule.
 	// +optional
 	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// skipLoad: the data is already loaded; run only the measured phase.

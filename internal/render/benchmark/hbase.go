@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -90,13 +91,22 @@ func driverProperties(j Job) (map[string]string, error) {
 	pods := int64(ClientPods(b))
 	props := wl.Properties()
 	if j.Phase == PhaseRun {
-		if w.OperationCount != nil {
-			props["operationcount"] = strconv.FormatInt(max(*w.OperationCount/pods, 1), 10)
+		// The warm-up and the measured window are the driver's (GatedWorkload), which ends the
+		// threads when the window is over: YCSB caps its threads at the operation count (0
+		// would start none), so that is the largest it parses, and its maxexecutiontime only
+		// bounds a run that outlasts the window's longest.
+		props["workload"] = "dev.secured.ycsb.GatedWorkload"
+		props["operationcount"] = strconv.Itoa(math.MaxInt32)
+		if sw := untilSteady(j); sw != nil {
+			props["warmup.min"], props["warmup.max"] = seconds(sw.Minimum.Duration), seconds(sw.Maximum.Duration)
 		} else {
-			// Bounded by time: YCSB caps its threads at the operation count (0 would start
-			// none), so the count is the largest it parses and maxexecutiontime ends the run.
-			props["operationcount"] = strconv.Itoa(math.MaxInt32)
-			props["maxexecutiontime"] = strconv.Itoa(int(duration(b).Seconds()))
+			props["warmup.seconds"] = seconds(warmUp(b))
+		}
+		if w.OperationCount != nil {
+			props["window.operations"] = strconv.FormatInt(max(*w.OperationCount/pods, 1), 10)
+		} else {
+			props["window.seconds"] = seconds(duration(b))
+			props["maxexecutiontime"] = seconds(longestWarmUp(j) + duration(b) + time.Minute)
 		}
 	} else {
 		props["createtable"] = "true"
@@ -177,4 +187,9 @@ func hbaseVolumes(t *HBaseTarget) ([]corev1.Volume, []corev1.VolumeMount) {
 		mounts = append(mounts, corev1.VolumeMount{Name: "trust", MountPath: hbase.PodLayout.TrustDir, ReadOnly: true})
 	}
 	return vols, mounts
+}
+
+// seconds is a duration in whole seconds, rounded up, as the driver's properties take it.
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10)
 }

@@ -361,7 +361,7 @@ func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 // untilSteady is the steady warm-up of the benchmark's first run, nil for the others: once
 // the datastore is warm, warmUp is enough for the client.
 func untilSteady(j Job) *v1alpha1.SteadyWarmUp {
-	if j.Phase != PhaseRun || j.Run != 0 || j.Target.HBase != nil {
+	if j.Phase != PhaseRun || j.Run != 0 {
 		return nil
 	}
 	return j.Benchmark.Spec.SteadyWarmUp

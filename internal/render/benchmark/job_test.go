@@ -134,6 +134,31 @@ func TestTheFirstRunWarmsUpUntilSteady(t *testing.T) {
 			t.Errorf("run %d: min %q max %q fixed %q deadline %d; want %+v", run, e["YCSB_WARMUP_MIN"], e["YCSB_WARMUP_MAX"], e["YCSB_WARMUP"], *j.Spec.ActiveDeadlineSeconds, want)
 		}
 	}
+
+	// The JVM driver for HBase takes the same warm-ups as properties, in seconds, and its
+	// run is bounded by the longest warm-up and the window.
+	hb, err := DatastoreTarget(hbaseDatastore(), "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run, want := range map[int32][]string{
+		0: {"-p warmup.min=20 ", "-p warmup.max=180 ", "-p window.seconds=60 ", "-p maxexecutiontime=300 "},
+		1: {"-p warmup.seconds=10 ", "-p window.seconds=60 ", "-p maxexecutiontime=130 "},
+	} {
+		j, err := Build(Job{Benchmark: b, Target: hb, Phase: PhaseRun, Run: run, Image: "secured.dev/ycsb-hbase:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Join(j.Spec.Template.Spec.Containers[0].Command, " ") + " "
+		for _, w := range want {
+			if !strings.Contains(args, w) {
+				t.Errorf("HBase run %d lacks %q: %s", run, w, args)
+			}
+		}
+		if strings.Contains(args, "warmup.seconds") == (run == 0) {
+			t.Errorf("HBase run %d: a fixed warm-up only after the first run: %s", run, args)
+		}
+	}
 }
 
 // Targets that cannot be measured are refused with the reason.
@@ -244,7 +269,7 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 	)
 	golden.Check(t, "hbase-jobs.yaml", out)
 	for _, want := range []string{"- principal=client@EVENTS.DB", "- hbase.rpc.protection=privacy", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
-		"- exportfile=/dev/termination-log", "- maxexecutiontime=60", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
+		"- exportfile=/dev/termination-log", "- workload=dev.secured.ycsb.GatedWorkload", "- warmup.seconds=30", "- window.seconds=60", "- maxexecutiontime=150", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
 		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) { // YAML folds long lines
 			t.Errorf("the Jobs lack %s", want)
 		}

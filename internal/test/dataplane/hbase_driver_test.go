@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,34 +121,48 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 
 	clientSideHBase(t, h, w)
 
+	// As the operator runs it: YCSB's core workload gated by the driver, a warm-up left out of
+	// the summary and of the published run, then a window of 3 s or of 3,000 operations.
 	prom := StartPrometheus(t, "127.0.0.72:19090")
 	for _, tc := range []struct {
 		preset string
+		window map[string]string
 		mix    map[string]float64
 	}{
-		{"A", map[string]float64{"read": 0.5, "update": 0.5}},
-		{"E", map[string]float64{"scan": 0.95, "insert": 0.05}},
-		{"F", map[string]float64{"read": 0.5, "readmodifywrite": 0.5}},
+		{"A", map[string]string{"window.seconds": "3"}, map[string]float64{"read": 0.5, "update": 0.5}},
+		{"E", map[string]string{"window.operations": "3000"}, map[string]float64{"scan": 0.95, "insert": 0.05}},
+		{"F", map[string]string{"window.seconds": "3"}, map[string]float64{"read": 0.5, "readmodifywrite": 0.5}},
 	} {
-		props := w(tc.preset, 3000)
+		props := gated(w(tc.preset, 0), tc.window)
+		props["warmup.seconds"] = "3"
 		props["prometheus.remotewrite.url"] = prom.RemoteWriteURL()
 		props["prometheus.tags"] = "benchmark=hbase-" + tc.preset
 		s := runYCSBHBase(t, h, "run", props)
 		if tc.preset == "A" {
 			checkPublished(t, prom, "hbase-A", s)
+			warm := `sum(k6_ycsb_operations_total{benchmark="hbase-A", scenario="warmup"})`
+			if res, err := prom.Query(context.Background(), warm); err != nil || len(res) != 1 {
+				t.Errorf("%s: %v, %d results; want the warm-up's operations published apart", warm, err, len(res))
+			}
 		}
-		if s.Errors != 0 || s.Operations < 3000 || s.ClientCPUSeconds <= 0 || !s.End.After(s.Start) {
-			t.Errorf("workload %s: %d ops, %d errors (%s), CPU %.2f s, %s..%s", tc.preset, s.Operations, s.Errors, s.FirstError, s.ClientCPUSeconds, s.Start, s.End)
+		window := s.End.Sub(s.Start)
+		if s.Errors != 0 || s.Operations == 0 || s.ClientCPUSeconds <= 0 || window <= 0 || s.WarmUp != nil {
+			t.Errorf("workload %s: %d ops, %d errors (%s), CPU %.2f s, %s..%s, warm-up %+v; want operations without error and no steady warm-up",
+				tc.preset, s.Operations, s.Errors, s.FirstError, s.ClientCPUSeconds, s.Start, s.End, s.WarmUp)
 		}
-		// Operations per second of the window, as the k6 driver reports them; not for F, whose
-		// read-modify-write is two calls of the binding.
+		if n := tc.window["window.operations"]; n != "" && fmt.Sprint(s.Operations) != n {
+			t.Errorf("workload %s: %d operations; want exactly the window's %s", tc.preset, s.Operations, n)
+		}
+		if tc.window["window.seconds"] != "" && (window < 2500*time.Millisecond || window > 3500*time.Millisecond) {
+			t.Errorf("workload %s: the window lasted %s; want 3 s", tc.preset, window)
+		}
+		// Operations per second of the window, as the k6 driver reports them.
 		var inSeries int64
 		for _, p := range s.Series {
 			inSeries += p
 		}
-		whole := int(s.End.Sub(s.Start) / time.Second)
-		if tc.preset == "F" && len(s.Series) != 0 || tc.preset != "F" && (s.SeriesStepSeconds != 1 || len(s.Series) != whole || inSeries <= 0 || inSeries > s.Operations) {
-			t.Errorf("workload %s: series %v (step %d s) over %d whole seconds, %d operations; want one count per whole second, none for F", tc.preset, s.Series, s.SeriesStepSeconds, whole, s.Operations)
+		if whole := int(window / time.Second); s.SeriesStepSeconds != 1 || len(s.Series) != whole || inSeries <= 0 || inSeries > s.Operations {
+			t.Errorf("workload %s: series %v (step %d s) over %d whole seconds, %d operations; want one count per whole second", tc.preset, s.Series, s.SeriesStepSeconds, whole, s.Operations)
 		}
 		counts := map[string]int64{}
 		for _, l := range s.Latencies {
@@ -156,12 +172,30 @@ func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
 			}
 		}
 		for op, share := range tc.mix {
-			// YCSB counts a read-modify-write's read and update too; the shares are of 3000.
-			if got := float64(counts[op]) / 3000; got < share-0.05 || got > share+0.05 {
+			if got := float64(counts[op]) / float64(s.Operations); got < share-0.05 || got > share+0.05 {
 				t.Errorf("workload %s: %s share %.3f; want %.2f", tc.preset, op, got, share)
 			}
 		}
 	}
+
+	// A warm-up until the throughput is steady, by the k6 driver's rule, then a 5 s window.
+	s = runYCSBHBase(t, h, "run", gated(w("B", 0), map[string]string{"warmup.min": "10", "warmup.max": "60", "window.seconds": "5"}))
+	t.Logf("steady warm-up: %+v, window %s, series %v", s.WarmUp, s.End.Sub(s.Start), s.Series)
+	if s.WarmUp == nil || s.WarmUp.Seconds < 10 || s.WarmUp.Seconds > 61 || s.Errors != 0 || s.Operations == 0 {
+		t.Errorf("steady warm-up %+v, %d ops, %d errors; want a warm-up of 10 to 60 s and a window without errors", s.WarmUp, s.Operations, s.Errors)
+	}
+	if d := s.End.Sub(s.Start); d < 4*time.Second || d > 5*time.Second+500*time.Millisecond {
+		t.Errorf("the window lasted %s; want 5 s", d)
+	}
+}
+
+// gated runs YCSB's core workload the way the operator's Jobs do (internal/render/benchmark):
+// through the driver's GatedWorkload, which ends the run when its window does.
+func gated(props, window map[string]string) map[string]string {
+	props["workload"] = "dev.secured.ycsb.GatedWorkload"
+	props["operationcount"] = strconv.Itoa(math.MaxInt32)
+	maps.Copy(props, window)
+	return props
 }
 
 // checkPublished compares what the driver remote-wrote under the k6 driver's names with its
@@ -172,8 +206,8 @@ func checkPublished(t *testing.T, prom *Prometheus, benchmark string, s benchres
 		sel := fmt.Sprintf(`k6_ycsb_operation_duration_seconds{benchmark=%q, scenario="run", protocol="plaintext", op=%q}`, benchmark, l.Operation)
 		for query, want := range map[string]float64{
 			"sum(histogram_count(" + sel + "))": float64(l.Count),
-			fmt.Sprintf(`sum(k6_ycsb_operations_total{benchmark=%q, op=%q})`, benchmark, l.Operation): float64(l.Count),
-			"histogram_quantile(0.5, sum(" + sel + ")) * 1e6":                                         float64(l.P50),
+			fmt.Sprintf(`sum(k6_ycsb_operations_total{benchmark=%q, scenario="run", op=%q})`, benchmark, l.Operation): float64(l.Count),
+			"histogram_quantile(0.5, sum(" + sel + ")) * 1e6":                                                         float64(l.P50),
 		} {
 			res, err := prom.Query(context.Background(), query)
 			if err != nil {

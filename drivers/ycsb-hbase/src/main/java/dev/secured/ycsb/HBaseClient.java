@@ -57,11 +57,17 @@ public class HBaseClient extends DB {
   private static int protectedFields;
   /** The first thread's properties: the write check after the run connects with them. */
   private static Properties properties;
+  /** Operations completed per second, for the summary. */
+  static final Series series = new Series();
   /**
-   * Operations completed per second, for the summary; null when a YCSB operation is two calls
-   * here (read-modify-write), which would count twice.
+   * Whether a call here is a whole YCSB operation, so that calls can be counted into the series
+   * when no GatedWorkload counts operations: not with read-modify-writes, two calls each.
    */
-  static volatile Series series;
+  static volatile boolean callsAreOperations;
+  /** Whether one of the thread's calls failed since GatedWorkload last cleared it. */
+  static final ThreadLocal<Boolean> failed = ThreadLocal.withInitial(() -> Boolean.FALSE);
+  /** Whether the thread's operation belongs to a warm-up (GatedWorkload sets it). */
+  static final ThreadLocal<Boolean> warmingUp = ThreadLocal.withInitial(() -> Boolean.FALSE);
   /** Every write of the run, when writehistory names a file; null without. */
   private static WriteHistory history;
 
@@ -77,9 +83,7 @@ public class HBaseClient extends DB {
     synchronized (LOCK) {
       if (connection == null) {
         properties = p;
-        if (Double.parseDouble(p.getProperty("readmodifywriteproportion", "0")) == 0) {
-          series = new Series();
-        }
+        callsAreOperations = Double.parseDouble(p.getProperty("readmodifywriteproportion", "0")) == 0;
         loadClientSide(p);
         openHistory(p);
         connection = connect(p);
@@ -456,13 +460,15 @@ public class HBaseClient extends DB {
       SummaryExporter.firstError(op + ": " + e);
       s = Status.ERROR;
     }
+    if (!s.isOk()) {
+      failed.set(Boolean.TRUE);
+    }
     RemoteWriter w = remoteWriter;
     if (w != null) {
-      w.record(op, System.nanoTime() - start, s.isOk());
+      w.record(op, warmingUp.get(), System.nanoTime() - start, s.isOk());
     }
-    Series per = series;
-    if (per != null && s.isOk()) {
-      per.add(System.currentTimeMillis());
+    if (s.isOk() && callsAreOperations && GatedWorkload.window == null) {
+      series.add(System.currentTimeMillis());
     }
     return s;
   }

@@ -40,6 +40,9 @@ final class RemoteWriter {
     return t;
   });
 
+  /** Prefixes the key of a warm-up operation's series (no operation name starts with it). */
+  private static final String WARMUP = "warmup:";
+
   /** One operation type's cumulative histogram and counters. */
   private static final class Series {
     final Map<Integer, AtomicLong> buckets = new ConcurrentHashMap<>();
@@ -52,8 +55,12 @@ final class RemoteWriter {
     timer.scheduleAtFixedRate(this::pushQuietly, intervalSeconds, intervalSeconds, TimeUnit.SECONDS);
   }
 
-  void record(String op, long nanos, boolean ok) {
-    Series s = series.computeIfAbsent(op, k -> new Series());
+  /**
+   * Records an operation; one of a warm-up is published under scenario "warmup", as the k6
+   * driver's warm-up scenario is, so that dashboards and queries of the run leave it out.
+   */
+  void record(String op, boolean warmUp, long nanos, boolean ok) {
+    Series s = series.computeIfAbsent(warmUp ? WARMUP + op : op, k -> new Series());
     if (!ok) {
       s.errors.incrementAndGet();
       return;
@@ -79,9 +86,16 @@ final class RemoteWriter {
     ByteArrayOutputStream req = new ByteArrayOutputStream();
     for (Map.Entry<String, Series> e : series.entrySet()) {
       Series s = e.getValue();
-      bytes(req, 1, timeSeries("k6_ycsb_operation_duration_seconds", e.getKey(), null, histogram(s, now)));
-      bytes(req, 1, timeSeries("k6_ycsb_operations_total", e.getKey(), sample(s.count.get(), now), null));
-      bytes(req, 1, timeSeries("k6_ycsb_errors_total", e.getKey(), sample(s.errors.get(), now), null));
+      Map<String, String> labels = new TreeMap<>(tags);
+      String op = e.getKey();
+      if (op.startsWith(WARMUP)) {
+        op = op.substring(WARMUP.length());
+        labels.put("scenario", "warmup");
+      }
+      labels.put("op", op);
+      bytes(req, 1, timeSeries("k6_ycsb_operation_duration_seconds", labels, null, histogram(s, now)));
+      bytes(req, 1, timeSeries("k6_ycsb_operations_total", labels, sample(s.count.get(), now), null));
+      bytes(req, 1, timeSeries("k6_ycsb_errors_total", labels, sample(s.errors.get(), now), null));
     }
     HttpRequest r = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
         .header("Content-Type", "application/x-protobuf").header("Content-Encoding", "snappy")
@@ -98,10 +112,9 @@ final class RemoteWriter {
     push();
   }
 
-  private byte[] timeSeries(String name, String op, byte[] sample, byte[] histogram) throws IOException {
-    Map<String, String> labels = new TreeMap<>(tags);
+  private static byte[] timeSeries(String name, Map<String, String> series, byte[] sample, byte[] histogram) throws IOException {
+    Map<String, String> labels = new TreeMap<>(series);
     labels.put("__name__", name);
-    labels.put("op", op);
     ByteArrayOutputStream ts = new ByteArrayOutputStream();
     for (Map.Entry<String, String> l : labels.entrySet()) {
       ByteArrayOutputStream label = new ByteArrayOutputStream();
