@@ -301,8 +301,6 @@ func hbaseSite(c Topology, s security) map[string]string {
 		p["hbase.rpc.tls.keystore.type"] = "PEM"
 		// The servers are each other's clients: nodeToNode decides whether they use TLS.
 		p["hbase.client.netty.tls.enabled"] = fmt.Sprint(s.tlsPeers)
-		// A renewed certificate is picked up without a restart.
-		p["hbase.rpc.tls.certReload"] = "true"
 	}
 	return p
 }
@@ -347,6 +345,10 @@ func rpcClient(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
 		p["hbase.rpc.tls.enabledProtocols"] = joinProtocols(ch.Protocols)
 		p["hbase.rpc.tls.protocol"] = string(ch.Protocols[len(ch.Protocols)-1])
 		p["hbase.rpc.tls.ciphersuites"] = strings.Join(jsseNames(ch.CipherSuites), ",")
+		// A renewed certificate and a trust bundle that gained a CA are picked up without a
+		// restart, by servers and clients alike: a client that kept the trust it started with
+		// could not connect anywhere once a CA rotation re-issued the servers' certificates.
+		p["hbase.rpc.tls.certReload"] = "true"
 	}
 	return p
 }

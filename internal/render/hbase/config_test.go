@@ -140,3 +140,16 @@ func TestOptionalTLSAcceptsBoth(t *testing.T) {
 		}
 	}
 }
+
+// A client reloads its trust bundle as the servers do: after a CA rotation re-issues the
+// servers' certificates, a client that kept the bundle it started with could reach none of them.
+func TestTLSClientsReloadTheirTrust(t *testing.T) {
+	s := &v1alpha1.EncryptionSettings{
+		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}},
+		NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired}},
+	}
+	p := ClientProperties(topology, resolve(t, s))
+	if p["hbase.client.netty.tls.enabled"] != "true" || p["hbase.rpc.tls.truststore.location"] == "" || p["hbase.rpc.tls.certReload"] != "true" {
+		t.Errorf("client properties %v; want TLS with the trust bundle, reloaded when it changes", p)
+	}
+}
