@@ -53,7 +53,7 @@ func TestChaosCassandraLosesNoAcknowledgedWrite(t *testing.T) {
 		t.Log("core faults only; make chaos (SDO_CHAOS=all) runs the rest")
 		return
 	}
-	b.faults()
+	b.faults(b.fault)
 }
 
 // core: a node SIGKILLed in the middle of a roll to Optional, the operator's leader killed in
@@ -75,23 +75,28 @@ func (b *chaosBench) core() {
 	})
 }
 
-// faults are the rest, on channels that are Required.
-func (b *chaosBench) faults() {
-	b.fault("node cut off from the others for 60 s", true, func() {
+// faultCase runs one fault under a client that records its writes and checks them afterwards.
+type faultCase func(name string, required bool, inject func())
+
+// faults are the rest, on channels that are Required: the same on both engines, each case run
+// by the engine's own client.
+func (b *chaosBench) faults(run faultCase) {
+	run("node cut off from the others for 60 s", true, func() {
 		victim := b.otherNode(b.clientNodePod())
 		b.partition(victim, 60*time.Second)
 		b.waitVerified("the partition healed", time.Now())
 	})
-	b.fault("Kind worker stopped for 60 s", true, func() {
+	run("Kind worker stopped for 60 s", true, func() {
 		victim := b.otherNode(b.clientNodePod())
 		node := b.pod(victim).Spec.NodeName
+		hosted := b.podsOn(node)
 		b.docker("stop", node)
-		b.t.Logf("stopped Kind worker %s (hosting %s)", node, victim)
+		b.t.Logf("stopped Kind worker %s, hosting %s", node, strings.Join(hosted, ", "))
 		time.Sleep(60 * time.Second)
 		b.docker("start", node)
 		b.waitVerified("the worker is back", time.Now())
 	})
-	b.fault("cert-manager at zero during a renewal", true, func() {
+	run("cert-manager at zero during a renewal", true, func() {
 		b.scaleCertManager(0)
 		before := b.serials()
 		forceIssuing(b.t, b.c, b.ds.Namespace, certs.NodeCertificate(b.ds))
@@ -100,13 +105,13 @@ func (b *chaosBench) faults() {
 		b.scaleCertManager(1)
 		b.waitNewSerials("the renewal completes once cert-manager is back", before)
 	})
-	b.fault("operator leader killed during a renewal", true, func() {
+	run("operator leader killed during a renewal", true, func() {
 		before := b.serials()
 		forceIssuing(b.t, b.c, b.ds.Namespace, certs.NodeCertificate(b.ds))
 		b.t.Logf("killed the operator's leader %s as the renewal began", b.killLeader())
 		b.waitNewSerials("the renewal completes under the new leader", before)
 	})
-	b.fault("operator leader killed during a CA rotation", true, func() {
+	run("operator leader killed during a CA rotation", true, func() {
 		oldCA := secretCertificate(b.t, b.c, b.ds.Namespace, certs.CACertificate(b.ds), "tls.crt")
 		forceIssuing(b.t, b.c, b.ds.Namespace, certs.CACertificate(b.ds))
 		b.t.Logf("killed the operator's leader %s as the CA rotation began", b.killLeader())
@@ -133,12 +138,19 @@ type chaosRow struct {
 
 // chaosBench is the datastore under test, its loaded records and the table so far.
 type chaosBench struct {
-	t    *testing.T
-	c    client.Client
-	ds   *v1alpha1.SecuredDatastore
-	env  map[string]string
-	k6   *k6Client // the running case's client
-	rows []chaosRow
+	t  *testing.T
+	c  client.Client
+	ds *v1alpha1.SecuredDatastore
+	// only, when set, names the cases to run (SDO_CHAOS_ONLY): to run again the one a fix is
+	// for without the hour the others take.
+	only *regexp.Regexp
+	// members are the pods that hold data and serve clients (Cassandra nodes, RegionServers):
+	// the faults' victims.
+	members   []string
+	clientPod string // the running case's client pod
+	env       map[string]string
+	k6        *k6Client // the running case's client, on Cassandra
+	rows      []chaosRow
 }
 
 func newChaosBench(t *testing.T, mode v1alpha1.ChannelMode) *chaosBench {
@@ -153,7 +165,7 @@ func newChaosBench(t *testing.T, mode v1alpha1.ChannelMode) *chaosBench {
 	waitReady(t, c, ds, start, "ready")
 	waitVerified(t, c, ds)
 	host := cassandra.NamesOf(ds).ClientService() + "." + ns.Name + ".svc"
-	b := &chaosBench{t: t, c: c, ds: ds, env: map[string]string{
+	b := &chaosBench{t: t, c: c, ds: ds, only: onlyCases(t), members: podNames(ds.Name, 3), env: map[string]string{
 		"CQL_HOSTS": host + ":9042", "CQL_CONSISTENCY": "QUORUM", "YCSB_RECORD_COUNT": "1000",
 		"CQL_TLS_PROTOCOL": "TLSv1.3", "CQL_TLS_CIPHER_SUITE": "TLS_AES_128_GCM_SHA256", "CQL_TLS_FALLBACK": "plaintext",
 		"CQL_TLS_CA_FILE": "/etc/secured/ca/ca.crt", "CQL_TLS_SERVER_NAME": host + ".cluster.local",
@@ -172,12 +184,15 @@ func newChaosBench(t *testing.T, mode v1alpha1.ChannelMode) *chaosBench {
 // accepted from then on is reported.
 func (b *chaosBench) fault(name string, required bool, inject func()) {
 	t := b.t
-	t.Logf("=== fault: %s", name)
+	if !b.runs(name) {
+		return
+	}
 	b.k6 = startK6(t, b.c, b.ds, fmt.Sprintf("chaos-%d", len(b.rows)), with(b.env, map[string]string{
 		"YCSB_PHASE": "run", "YCSB_RATE": fmt.Sprint(liveRate), "YCSB_VUS": "64", "YCSB_DURATION": "60m", "CQL_RETRIES": "5",
 		"YCSB_HISTORY_FILE": historyDir + "/history", "YCSB_VERIFY_WRITES": "true",
 	}))
 	b.k6.waitFor(t, "YCSB run against", 3*time.Minute)
+	b.clientPod = b.k6.pod.Name
 	time.Sleep(15 * time.Second) // operations before the fault
 
 	watch, began, recovered := b.inject(required, inject)
@@ -206,6 +221,29 @@ func (b *chaosBench) fault(name string, required bool, inject func()) {
 		}
 	}
 	b.rows = append(b.rows, row)
+}
+
+// runs says whether the case is to run, and announces it.
+func (b *chaosBench) runs(name string) bool {
+	if b.only != nil && !b.only.MatchString(name) {
+		b.t.Logf("=== fault: %s: not run (SDO_CHAOS_ONLY=%s)", name, b.only)
+		return false
+	}
+	b.t.Logf("=== fault: %s", name)
+	return true
+}
+
+// onlyCases is SDO_CHAOS_ONLY as a regular expression, nil when unset.
+func onlyCases(t *testing.T) *regexp.Regexp {
+	v := os.Getenv("SDO_CHAOS_ONLY")
+	if v == "" {
+		return nil
+	}
+	re, err := regexp.Compile(v)
+	if err != nil {
+		t.Fatalf("SDO_CHAOS_ONLY=%q: %v", v, err)
+	}
+	return re
 }
 
 // inject runs the fault and the recovery it waits for, with the probe's observations watched
@@ -281,8 +319,7 @@ func (b *chaosBench) rollUnderWay() string {
 		if m == nil || m[1] == "0" {
 			return fmt.Errorf("progress: %s", p.Message)
 		}
-		for i := range *b.ds.Spec.Cassandra.Nodes {
-			name := fmt.Sprintf("%s-%d", b.ds.Name, i)
+		for _, name := range b.members {
 			if pod := b.pod(name); !podReady(pod) {
 				restarting = name
 				return nil
@@ -293,28 +330,51 @@ func (b *chaosBench) rollUnderWay() string {
 	return restarting
 }
 
-// otherNode is a datastore pod other than the one given.
+// otherNode is a member other than the one given.
 func (b *chaosBench) otherNode(not string) string {
-	for i := range *b.ds.Spec.Cassandra.Nodes {
-		if name := fmt.Sprintf("%s-%d", b.ds.Name, i); name != not {
+	for _, name := range b.members {
+		if name != not {
 			return name
 		}
 	}
-	b.t.Fatal("no other node")
+	b.t.Fatal("no other member")
 	return ""
 }
 
-// clientNodePod is the datastore pod on the node the running client is on ("" if none), so a
-// fault that takes a whole node away can spare the client.
+// clientNodePod is the member on the node the running client is on ("" if none), so a fault
+// that takes a whole node away can spare the client.
 func (b *chaosBench) clientNodePod() string {
-	client := b.pod(b.k6.pod.Name)
-	for i := range *b.ds.Spec.Cassandra.Nodes {
-		name := fmt.Sprintf("%s-%d", b.ds.Name, i)
-		if b.pod(name).Spec.NodeName == client.Spec.NodeName {
+	node := b.pod(b.clientPod).Spec.NodeName
+	for _, name := range b.members {
+		if b.pod(name).Spec.NodeName == node {
 			return name
 		}
 	}
 	return ""
+}
+
+// podsOn names the test namespace's pods on a node: what a stopped worker takes away.
+func (b *chaosBench) podsOn(node string) []string {
+	var pods corev1.PodList
+	if err := b.c.List(context.Background(), &pods, client.InNamespace(b.ds.Namespace)); err != nil {
+		b.t.Fatal(err)
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == node {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// podNames are a StatefulSet's first n pods.
+func podNames(sts string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", sts, i)
+	}
+	return out
 }
 
 func (b *chaosBench) pod(name string) *corev1.Pod {
