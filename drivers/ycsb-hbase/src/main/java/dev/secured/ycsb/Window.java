@@ -34,14 +34,19 @@ final class Window {
   private final Map<String, Stats> stats = new ConcurrentHashMap<>();
 
   private final Object lock = new Object();
-  private long first; // the first operation's start, System.nanoTime()
+  private volatile long first; // the first operation's start, System.nanoTime()
   private int checked; // whole seconds of warm-up last judged
-  private long measured; // the window's start; 0 while warming up
+  // The window's start (0 while warming up): read without the lock by every operation once the
+  // window is open, so that measuring takes no lock and no clock but System.nanoTime().
+  private volatile long measured;
   private boolean steady;
   private long startMillis, startCPUNanos; // the window's start, on the wall clock and in CPU time
   private volatile long deadline = Long.MAX_VALUE; // System.nanoTime() at which the window closes
 
-  private long endNanos, endMillis, endCPUNanos;
+  /** The last counted operation's end, System.nanoTime(). */
+  private final AtomicLong endNanos = new AtomicLong();
+  /** The process's CPU time when the first thread found the window over; -1 until then. */
+  private final AtomicLong endCPUNanos = new AtomicLong(-1);
 
   /** Latencies, successes and failures of one kind of operation inside the window. */
   static final class Stats {
@@ -86,11 +91,11 @@ final class Window {
 
   /** The phase of an operation starting at now (System.nanoTime()). */
   Phase phaseAt(long now) {
-    synchronized (lock) {
-      if (first == 0) {
-        first = now;
-      }
-      if (measured == 0) {
+    if (measured == 0) {
+      synchronized (lock) {
+        if (first == 0) {
+          first = now;
+        }
         long elapsed = now - first;
         int secs = (int) (elapsed / 1_000_000_000L);
         if (elapsed >= maxNanos) {
@@ -106,21 +111,21 @@ final class Window {
         }
       }
     }
-    if (now >= deadline) {
-      return Phase.OVER;
-    }
-    if (operations > 0 && started.incrementAndGet() > operations) {
+    if (now >= deadline || operations > 0 && started.incrementAndGet() > operations) {
+      // Once: the client's CPU time is taken when the window is over, not after every
+      // operation (a window of operations may still finish a few in flight, one per thread).
+      endCPUNanos.compareAndSet(-1, cpuNanos());
       return Phase.OVER;
     }
     return Phase.RUN;
   }
 
   private void open(long now, boolean isSteady) {
-    measured = now;
     steady = isSteady;
     startMillis = System.currentTimeMillis();
     startCPUNanos = cpuNanos();
     deadline = durationNanos == Long.MAX_VALUE ? Long.MAX_VALUE : now + durationNanos;
+    measured = now; // last: a thread that reads it without the lock sees the deadline too
   }
 
   /**
@@ -147,13 +152,7 @@ final class Window {
     } else {
       s.errors.incrementAndGet();
     }
-    synchronized (lock) {
-      if (end > endNanos) {
-        endNanos = end;
-        endMillis = System.currentTimeMillis();
-        endCPUNanos = cpuNanos();
-      }
-    }
+    endNanos.accumulateAndGet(end, Math::max);
     return true;
   }
 
@@ -214,14 +213,15 @@ final class Window {
 
   long endMillis() {
     synchronized (lock) {
-      return Math.max(endMillis, startMillis);
+      return startMillis + Math.max(endNanos.get() - measured, 0) / 1_000_000;
     }
   }
 
-  /** The client's CPU time inside the window, in seconds. */
+  /** The client's CPU time inside the window, in seconds; up to now if no thread saw it end. */
   double cpuSeconds() {
     synchronized (lock) {
-      return Math.max(endCPUNanos - startCPUNanos, 0) / 1e9;
+      long end = endCPUNanos.get();
+      return Math.max((end < 0 ? cpuNanos() : end) - startCPUNanos, 0) / 1e9;
     }
   }
 
