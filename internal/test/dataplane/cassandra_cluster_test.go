@@ -62,13 +62,7 @@ func TestCassandraClusterOverTLS(t *testing.T) {
 	t.Logf("3 nodes up in %s", time.Since(start).Round(time.Second))
 
 	// The ring formed over TLS: every node is Up/Normal, and internode TLS is all there is.
-	status, err := nodes[0].Nodetool("status")
-	if err != nil {
-		t.Fatalf("nodetool status: %v\n%s", err, status)
-	}
-	if up := strings.Count(status, "\nUN "); up != 3 {
-		t.Fatalf("nodetool status shows %d nodes Up/Normal, want 3:\n%s", up, status)
-	}
+	ringFormed(t, nodes, "after start")
 
 	// The wire matches the profile on every endpoint, and plaintext is refused on both ports.
 	for _, n := range nodes {

@@ -52,19 +52,7 @@ func TestRollingStepsEnableTLSWithoutSplittingTheRing(t *testing.T) {
 // ALL through the first node succeeds, connecting over TLS when its client channel requires it.
 func healthy(t *testing.T, ca *testpki.CA, nodes []*CassandraNode, when string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for _, n := range nodes {
-		for {
-			status, err := n.Nodetool("status")
-			if err == nil && strings.Count(status, "\nUN ") == len(nodes) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %s does not see %d nodes Up/Normal:\n%s %v", when, n.Address, len(nodes), status, err)
-			}
-			time.Sleep(2 * time.Second)
-		}
-	}
+	ringFormed(t, nodes, when)
 	coordinator := nodes[0]
 	var tlsConfig *tls.Config // plaintext while the client channel still accepts it
 	if ch := coordinator.Step.Encryption.ClientToNode; ch.Mode == v1alpha1.ChannelRequired {
@@ -82,5 +70,24 @@ func healthy(t *testing.T, ca *testpki.CA, nodes []*CassandraNode, when string) 
 	}
 	if err := session.Query("INSERT INTO rolling.kv (k, v) VALUES (?, ?)", "k", when).Consistency(gocql.All).Exec(); err != nil {
 		t.Fatalf("%s: a write at consistency ALL failed: %v", when, err)
+	}
+}
+
+// ringFormed waits until every node sees all of them Up/Normal. A node serves CQL before the
+// others' gossip has marked it Normal, so the first look can still show it joining.
+func ringFormed(t *testing.T, nodes []*CassandraNode, when string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for _, n := range nodes {
+		for {
+			status, err := n.Nodetool("status")
+			if err == nil && strings.Count(status, "\nUN ") == len(nodes) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s does not see %d nodes Up/Normal:\n%s %v", when, n.Address, len(nodes), status, err)
+			}
+			time.Sleep(2 * time.Second)
+		}
 	}
 }
