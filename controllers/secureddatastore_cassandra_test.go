@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"software.sslmate.com/src/go-pkcs12"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/cassandra"
@@ -115,7 +116,7 @@ func TestLeftoverCertificateSecretsAreTrustedAndOwned(t *testing.T) {
 	}).Should(Succeed(), "the datastore waits for a CertificateRequest that never comes")
 	trust := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())
-	g.Expect(trust.Data["ca.crt"]).To(Equal(string(ca)))
+	g.Expect(trust.Data[certs.BundleKey]).To(Equal(string(ca)))
 	for _, sec := range secrets {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(sec), sec)).To(Succeed())
 		g.Expect(sec.OwnerReferences).To(ContainElement(SatisfyAll(
@@ -326,7 +327,11 @@ func TestCassandraWaitsForCertificatesAndOwnsItsObjects(t *testing.T) {
 	trust := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: certs.TrustConfigMap(ds)}}
 	g.Eventually(func(g Gomega) {
 		ownedBy(g, ds, trust)
-		g.Expect(strings.Count(trust.Data["ca.crt"], "BEGIN CERTIFICATE")).To(Equal(2))
+		g.Expect(strings.Count(trust.Data[certs.BundleKey], "BEGIN CERTIFICATE")).To(Equal(2))
+		// The JVMs' trust store holds the same two CAs.
+		store, err := pkcs12.DecodeTrustStore(trust.BinaryData[certs.TrustStoreKey], "")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(store).To(HaveLen(2))
 		g.Expect(eventNotes(g, ds, "TrustBundleUpdated")).To(ContainElement(ContainSubstring("2 CAs")))
 	}).Should(Succeed())
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), after)).To(Succeed())

@@ -152,23 +152,28 @@ func (r *SecuredDatastoreReconciler) reconcileTrust(ctx context.Context, s *data
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, existing); client.IgnoreNotFound(err) != nil {
 		return 0, fmt.Errorf("reading ConfigMap %s: %w", name, err)
 	}
-	bundle, n, changed, err := certs.TrustBundle([]byte(existing.Data["ca.crt"]), sources, time.Now())
+	bundle, n, changed, err := certs.TrustBundle([]byte(existing.Data[certs.BundleKey]), sources, time.Now())
 	if err != nil {
 		return 0, fmt.Errorf("ConfigMap %s: %w", name, err)
 	}
 	if n == 0 {
 		return 0, nil
 	}
+	store, err := certs.TrustStore(bundle)
+	if err != nil {
+		return 0, fmt.Errorf("ConfigMap %s: %w", name, err)
+	}
 	s.trust = bundle
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: labels},
-		Data:       map[string]string{"ca.crt": string(bundle)},
+		Data:       map[string]string{certs.BundleKey: string(bundle)},
+		BinaryData: map[string][]byte{certs.TrustStoreKey: store},
 	}
 	if err := r.applyAll(ctx, s, []client.Object{cm}); err != nil {
 		return 0, err
 	}
-	if changed && existing.Data["ca.crt"] != "" {
+	if changed && existing.Data[certs.BundleKey] != "" {
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "TrustBundleUpdated", "RotateCA",
 			"the trust bundle now holds %d CAs; nodes reload it without a restart", n)
 	}

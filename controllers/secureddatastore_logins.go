@@ -210,8 +210,8 @@ func (r *SecuredDatastoreReconciler) cqlDial(ctx context.Context, ds *v1alpha1.S
 		return d, fmt.Errorf("reading the trust bundle: %w", err)
 	}
 	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM([]byte(trust.Data["ca.crt"])) {
-		return d, fmt.Errorf("ConfigMap %s has no CA certificate in ca.crt", trust.Name)
+	if !roots.AppendCertsFromPEM([]byte(trust.Data[certs.BundleKey])) {
+		return d, fmt.Errorf("ConfigMap %s has no CA certificate in %s", trust.Name, certs.BundleKey)
 	}
 	d.TLS = &tls.Config{RootCAs: roots, ServerName: target.TLS.ServerName}
 	if ch.ClientAuth == v1alpha1.ClientAuthRequired {

@@ -29,7 +29,7 @@ type HBaseTarget struct {
 	ConfigMap string
 	// KeytabSecret and Principal log the client in, when the profile uses Kerberos.
 	KeytabSecret, Principal string
-	// TrustConfigMap holds ca.crt, when the profile uses TLS.
+	// TrustConfigMap holds the trust bundle, when the profile uses TLS.
 	TrustConfigMap string
 }
 

@@ -123,7 +123,7 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 		return Target{}, fmt.Errorf("SecuredDatastore %s clientToNode: %w", ds.Name, err)
 	}
 	t.TLS = &TLS{Protocol: protocol, CipherSuite: suite, ServerName: svc + "." + clusterDomain,
-		CA: CASource{ConfigMap: certs.TrustConfigMap(ds), Key: "ca.crt"}}
+		CA: CASource{ConfigMap: certs.TrustConfigMap(ds), Key: certs.BundleKey}}
 	if cassandra.ClientCertificates(cassandra.Target(*enc.Effective)) {
 		t.TLS.ClientCertSecret = n.ClientCertSecret()
 	}

@@ -11,6 +11,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
 )
 
 func ca(t *testing.T, name string, notBefore, notAfter time.Time, isCA bool) []byte {
@@ -70,5 +72,37 @@ func TestTrustBundleOverlapsRotations(t *testing.T) {
 	}
 	if _, _, _, err := TrustBundle([]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), nil, now); err == nil {
 		t.Error("a corrupt bundle must be an error, not silently dropped")
+	}
+}
+
+// The trust store keeps every CA of a rotation although cert-manager gives them one subject,
+// and the same bundle always encodes to the same bytes.
+func TestTrustStoreKeepsCAsThatShareASubject(t *testing.T) {
+	now := time.Now()
+	bundle := append(ca(t, "datastore-ca", now.Add(-time.Minute), now.Add(time.Hour), true),
+		ca(t, "datastore-ca", now.Add(-time.Hour), now.Add(time.Hour), true)...)
+	store, err := TrustStore(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := TrustStore(bundle)
+	if !bytes.Equal(store, again) {
+		t.Error("the same bundle encoded to different bytes: the ConfigMap would change on every reconcile")
+	}
+	got, err := pkcs12.DecodeTrustStore(store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := parse(bundle)
+	if len(got) != len(want) {
+		t.Fatalf("the trust store holds %d CAs, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("entry %d is not the bundle's CA %d", i, i)
+		}
+	}
+	if _, err := TrustStore([]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")); err == nil {
+		t.Error("a bundle that does not parse gave a trust store")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/kerberos"
+	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/datakeys"
 )
 
@@ -65,7 +66,7 @@ type Layout struct {
 	// TLSDir holds cert-manager's Secret: tls-combined.pem (HBase's PEM keystore) and
 	// keystore.p12 (HDFS's HTTPS keystore).
 	TLSDir string
-	// TrustDir holds ca.crt, the CAs the process trusts.
+	// TrustDir holds the trust bundle ConfigMap's files, the CAs the process trusts.
 	TrustDir string
 	// AtRestDir holds the at-rest keys' Secret (internal/render/atrest's files).
 	AtRestDir string
@@ -340,8 +341,8 @@ func rpcClient(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
 	// moves the servers from Optional to Required.
 	if ch := enc.ClientToNode; ch.Mode != v1alpha1.ChannelDisabled {
 		p["hbase.client.netty.tls.enabled"] = "true"
-		p["hbase.rpc.tls.truststore.location"] = c.Layout.TrustDir + "/ca.crt"
-		p["hbase.rpc.tls.truststore.type"] = "PEM"
+		p["hbase.rpc.tls.truststore.location"] = c.Layout.TrustDir + "/" + certs.TrustStoreKey
+		p["hbase.rpc.tls.truststore.type"] = "PKCS12"
 		p["hbase.rpc.tls.enabledProtocols"] = joinProtocols(ch.Protocols)
 		p["hbase.rpc.tls.protocol"] = string(ch.Protocols[len(ch.Protocols)-1])
 		p["hbase.rpc.tls.ciphersuites"] = strings.Join(jsseNames(ch.CipherSuites), ",")

@@ -14,6 +14,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/kerberos"
+	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/internal/test/testpki"
@@ -72,7 +73,7 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	c.Topology = hbase.Topology{
 		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1,
 		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
-		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "tls"),
+		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "trust"),
 			AtRestDir: filepath.Join(dir, "at-rest")},
 	}
 	if h.BackupMaster != "" {
@@ -87,7 +88,8 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	}
 	c.Reconfigure(t, enc)
 	c.ConfigureClient(t, enc)
-	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, slices.DeleteFunc([]string{h.NameNode, h.DataNode, h.Master, h.RegionServer, h.BackupMaster}, func(a string) bool { return a == "" })...)
+	c.Trust(t, c.CA)
+	c.IssueNodeCertificates(t)
 
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -180,6 +182,34 @@ func (c *HBaseCluster) restart(t *testing.T, role hbase.Role) {
 	default:
 		t.Fatalf("Restart supports the Master and the RegionServer, not %s", role)
 	}
+}
+
+// Trust writes the trust bundle ConfigMap's files for the CAs, newest first, as the operator
+// makes them from cert-manager's.
+func (c *HBaseCluster) Trust(t *testing.T, cas ...*testpki.CA) {
+	t.Helper()
+	var pems [][]byte
+	for _, ca := range cas {
+		pems = append(pems, ca.PEM)
+	}
+	bundle, _, _, err := certs.TrustBundle(nil, pems, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := certs.TrustStore(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkfile(t, filepath.Join(c.Topology.Layout.TrustDir, certs.BundleKey), string(bundle))
+	mkfile(t, filepath.Join(c.Topology.Layout.TrustDir, certs.TrustStoreKey), string(store))
+}
+
+// IssueNodeCertificates writes a certificate from c.CA for every server's address into the
+// directory the processes read theirs from, as cert-manager fills the node Secret.
+func (c *HBaseCluster) IssueNodeCertificates(t *testing.T) {
+	t.Helper()
+	h := c.Hosts
+	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, slices.DeleteFunc([]string{h.NameNode, h.DataNode, h.Master, h.RegionServer, h.BackupMaster}, func(a string) bool { return a == "" })...)
 }
 
 // RotateKeys pre-publishes the next version of every key in the keytabs, the cluster's and

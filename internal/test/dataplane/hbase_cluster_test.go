@@ -15,6 +15,7 @@ import (
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/test/testpki"
 	"secured.dev/operator/internal/verify"
 )
 
@@ -41,19 +42,21 @@ var disabled = &v1alpha1.EncryptionSettings{
 	NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}},
 }
 
+// tlsOnly is native TLS 1.3 on every RPC port, without Kerberos.
+var tlsOnly = &v1alpha1.EncryptionSettings{
+	ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+		TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
+	NodeToNode: &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
+		TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
+	HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationSimple},
+}
+
 // The HBase data-plane profiles (run alone with: make test-hbase). Each starts a real
 // ZooKeeper, HDFS, HBase (and KDC) from Maven Central's jars with exactly the rendered files,
 // creates a table, puts, gets and scans through HBase's client while tcpdump watches HBase RPC
 // and HDFS block transfer, and checks what a marker value shows on each: readable where the
 // profile leaves the channel plaintext, absent where it encrypts. Native TLS is also probed.
 func TestHBaseProfile(t *testing.T) {
-	tlsOnly := &v1alpha1.EncryptionSettings{
-		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
-			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
-		NodeToNode: &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
-			TLS: &v1alpha1.TLSSettings{Protocols: []v1alpha1.TLSProtocol{v1alpha1.TLSv13}}}},
-		HBase: &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationSimple},
-	}
 	for _, tc := range []struct {
 		name    string
 		profile string
@@ -202,4 +205,42 @@ func TestHBaseProfileKeyRotation(t *testing.T) {
 		t.Fatalf("KDC issues version 2: %v", err)
 	}
 	t.Logf("rotation: pre-publish, roll of Master and RegionServer, promotion in %s", time.Since(began).Round(time.Second))
+}
+
+// A CA rotation the way cert-manager does it, on a running TLS cluster: the new CA has the old
+// one's subject; the trust bundle gains it, then every node certificate is re-issued by it.
+// The Master and the RegionServer serve the new certificates without a restart, and a client
+// that starts now, trusting the bundle, creates, puts, gets and scans. (From a PEM bundle,
+// HBase keeps one CA per subject, the old one here, and refuses the new certificates.)
+func TestHBaseCARotation(t *testing.T) {
+	c := StartHBaseCluster(t, hbaseProfile(t, "", tlsOnly))
+	if err := c.Smoke(t, "before", "v"); err != nil {
+		t.Fatalf("before the rotation: %v", err)
+	}
+	began := time.Now()
+	previous, next := c.CA, testpki.New(t)
+	c.Trust(t, next, previous)
+	c.CA = next
+	c.IssueNodeCertificates(t)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(next.PEM)
+	for role, host := range map[string]string{"RegionServer": c.Hosts.RegionServer, "Master": c.Hosts.Master} {
+		port := map[string]int{"RegionServer": hbase.RegionServerPort, "Master": hbase.MasterPort}[role]
+		id := &verify.Identity{Roots: roots, DNSName: host}
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", host, port), probe.HBaseRPC)
+			if err == nil && id.Check(got.Chain, time.Now()) == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still serves a certificate the new CA did not sign, 3 minutes after the rotation (%v)", role, err)
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+	t.Logf("both servers present the new CA's certificates %s after the rotation", time.Since(began).Round(time.Second))
+	if err := c.Smoke(t, "after", "v"); err != nil {
+		t.Fatalf("a new client trusting the bundle, after the rotation: %v", err)
+	}
 }
