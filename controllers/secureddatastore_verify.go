@@ -32,8 +32,8 @@ func (f scanFunc) Scan(ctx context.Context, address string, opts probe.Options) 
 const DefaultVerificationInterval = 5 * time.Minute
 
 // verifyWire probes every ready pod's client and internode ports once the effective profile has
-// rolled out, again whenever a pod restarts, and otherwise every verification interval; it
-// records what the wire accepts and whether that is exactly the effective profile.
+// rolled out, again whenever a pod restarts, soon again while a renewed certificate is not
+// served yet, and otherwise every verification interval; it records what the wire accepts and whether that is exactly the effective profile.
 func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds := s.ds
 	if !s.engine.converged() {
@@ -51,7 +51,11 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	if v := ds.Spec.Verification; v != nil && v.Interval != nil {
 		interval = v.Interval.Duration
 	}
-	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, interval, time.Now()); wait > 0 {
+	var issued time.Time
+	if c := ds.Status.Certificates; c != nil && c.NotAfter != nil {
+		issued = c.NotAfter.Time
+	}
+	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, issued, time.Now(), interval); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 

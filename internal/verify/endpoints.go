@@ -74,10 +74,19 @@ func hostPort(p corev1.Pod, port int) string {
 	return net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))
 }
 
+// ReloadRecheck is how often the wire is probed while an endpoint still serves a certificate
+// other than the one cert-manager issued last. Nodes pick a renewed certificate up without a
+// restart, but not at once (the kubelet refreshes a mounted Secret within about a minute, HBase
+// polls its files every minute): probing again this soon shows the renewal on the wire within
+// a minute or two rather than at the next periodic probe.
+const ReloadRecheck = 30 * time.Second
+
 // Due returns 0 when the endpoints must be probed now (never probed, a different set of
 // endpoints, a container (re)started since the last probe, or the interval passed), else how
-// long until the next periodic probe.
-func Due(observed []v1alpha1.ObservedChannel, endpoints []Endpoint, pods []corev1.Pod, interval time.Duration, now time.Time) time.Duration {
+// long until the next probe: the periodic one, or sooner while an endpoint was last seen
+// serving a certificate that expires at another time than issuedNotAfter (the current node
+// certificate's; zero without one).
+func Due(observed []v1alpha1.ObservedChannel, endpoints []Endpoint, pods []corev1.Pod, issuedNotAfter, now time.Time, interval time.Duration) time.Duration {
 	if len(observed) == 0 || len(observed) != len(endpoints) {
 		return 0
 	}
@@ -96,6 +105,11 @@ func Due(observed []v1alpha1.ObservedChannel, endpoints []Endpoint, pods []corev
 				return 0
 			}
 		}
+	}
+	if !issuedNotAfter.IsZero() && slices.ContainsFunc(observed, func(o v1alpha1.ObservedChannel) bool {
+		return o.Certificate != nil && !o.Certificate.NotAfter.Truncate(time.Second).Equal(issuedNotAfter.Truncate(time.Second))
+	}) {
+		interval = min(interval, ReloadRecheck)
 	}
 	return max(0, last.Add(interval).Sub(now))
 }

@@ -93,6 +93,15 @@ func TestDue(t *testing.T) {
 		return out
 	}
 	oldPod := []corev1.Pod{pod("ds-0", "10.0.0.1", "", true, t0.Add(-time.Hour))}
+	// issued: the current node certificate's expiry, as cert-manager reports it (whole seconds).
+	issued := t0.Add(90 * 24 * time.Hour)
+	serving := func(o []v1alpha1.ObservedChannel, notAfter ...time.Time) []v1alpha1.ObservedChannel {
+		for i := range o {
+			// The probe reads the certificate's own time, which may carry less than a second.
+			o[i].Certificate = &v1alpha1.ObservedCertificate{NotAfter: metav1.NewTime(notAfter[i].Add(300 * time.Millisecond))}
+		}
+		return o
+	}
 	tests := map[string]struct {
 		observed []v1alpha1.ObservedChannel
 		eps      []Endpoint
@@ -100,18 +109,21 @@ func TestDue(t *testing.T) {
 		now      time.Time
 		want     time.Duration
 	}{
-		"never probed":                 {nil, eps, oldPod, t0, 0},
-		"another set of endpoints":     {observed(t0), eps, oldPod, t0, 0},
-		"an endpoint moved":            {observed(t0, t0), []Endpoint{eps[0], {Channel: ChannelNodeToNode, Address: "10.0.0.9:7000"}}, oldPod, t0, 0},
-		"a container restarted since":  {observed(t0, t0), eps, []corev1.Pod{pod("ds-0", "10.0.0.1", "", true, t0.Add(time.Second))}, t0.Add(2 * time.Second), 0},
-		"the interval has passed":      {observed(t0, t0), eps, oldPod, t0.Add(5 * time.Minute), 0},
-		"waits for the oldest probe":   {observed(t0.Add(time.Minute), t0), eps, oldPod, t0.Add(time.Minute), 4 * time.Minute},
-		"long past the interval is 0":  {observed(t0, t0), eps, oldPod, t0.Add(time.Hour), 0},
-		"just probed waits the period": {observed(t0, t0), eps, oldPod, t0, 5 * time.Minute},
+		"never probed":                                    {nil, eps, oldPod, t0, 0},
+		"another set of endpoints":                        {observed(t0), eps, oldPod, t0, 0},
+		"an endpoint moved":                               {observed(t0, t0), []Endpoint{eps[0], {Channel: ChannelNodeToNode, Address: "10.0.0.9:7000"}}, oldPod, t0, 0},
+		"a container restarted since":                     {observed(t0, t0), eps, []corev1.Pod{pod("ds-0", "10.0.0.1", "", true, t0.Add(time.Second))}, t0.Add(2 * time.Second), 0},
+		"the interval has passed":                         {observed(t0, t0), eps, oldPod, t0.Add(5 * time.Minute), 0},
+		"waits for the oldest probe":                      {observed(t0.Add(time.Minute), t0), eps, oldPod, t0.Add(time.Minute), 4 * time.Minute},
+		"long past the interval is 0":                     {observed(t0, t0), eps, oldPod, t0.Add(time.Hour), 0},
+		"just probed waits the period":                    {observed(t0, t0), eps, oldPod, t0, 5 * time.Minute},
+		"serving the issued certificate waits the period": {serving(observed(t0, t0), issued, issued), eps, oldPod, t0, 5 * time.Minute},
+		"an endpoint serving the previous certificate is rechecked soon": {serving(observed(t0, t0), issued, issued.Add(-24*time.Hour)), eps, oldPod,
+			t0.Add(10 * time.Second), ReloadRecheck - 10*time.Second},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := Due(tc.observed, tc.eps, tc.pods, 5*time.Minute, tc.now); got != tc.want {
+			if got := Due(tc.observed, tc.eps, tc.pods, issued, tc.now, 5*time.Minute); got != tc.want {
 				t.Errorf("Due = %s, want %s", got, tc.want)
 			}
 		})
