@@ -458,10 +458,19 @@ func zooCfg(c Topology, s security) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
+// log4j is every role's logging. HBase's RPC server logs each TLS handshake it refuses as a
+// warning with the whole stack trace (about 60 lines), and one wire probe makes hundreds of
+// handshakes: probing every 30 s, a Master's log rotated away within minutes. That logger keeps
+// its warnings, each on one line with the exception's first line.
 const log4j = `log4j.rootLogger=INFO,console
 log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+log4j.logger.org.apache.hadoop.hbase.ipc.NettyRpcServer=INFO,rpc
+log4j.additivity.org.apache.hadoop.hbase.ipc.NettyRpcServer=false
+log4j.appender.rpc=org.apache.log4j.ConsoleAppender
+log4j.appender.rpc.layout=org.apache.log4j.EnhancedPatternLayout
+log4j.appender.rpc.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m %throwable{short}%n
 `
 
 // siteXML renders Hadoop-style properties, sorted by name so the files are stable.

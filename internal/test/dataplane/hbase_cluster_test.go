@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +122,17 @@ func TestHBaseProfile(t *testing.T) {
 				id := &verify.Identity{Roots: roots, DNSName: host} // the node must prove it is the node
 				if f := verify.WithIdentity(verify.Compare(enc.ClientToNode, got, err), enc.ClientToNode, id, got, err, time.Now()); !f.Verified {
 					t.Errorf("%s RPC: EncryptionVerified=False %s: %v", role, f.Reason, f.Differences)
+				}
+			}
+			// The probe's refused handshakes leave one line each in the servers' logs, not a
+			// stack trace each, which would rotate the logs away under periodic probes.
+			for _, role := range []hbase.Role{hbase.Master, hbase.RegionServer} {
+				log := c.procs[role].Log()
+				refused, frames := strings.Count(log, "caught unexpected downstream exception"), strings.Count(log, "\tat org.apache.hbase.thirdparty.io.netty")
+				if refused == 0 || frames > 0 {
+					t.Errorf("%s's log: %d refused handshakes, %d stack frames of Netty; want one line each and no frame", role, refused, frames)
+				} else {
+					t.Logf("%s's log: %d refused handshakes, one line each", role, refused)
 				}
 			}
 		})
