@@ -262,25 +262,52 @@ func (p *prober) cqlPlaintext(ctx context.Context) (bool, error) {
 	return hdr[0]&0x80 != 0 && hdr[4] == 0x06, nil // response bit set, opcode SUPPORTED
 }
 
-// greetingPlaintext: see PlaintextGreeting. Silence until the deadline counts as accepted.
+// ErrUnresponsive: the endpoint answered neither the plaintext greeting nor malformed bytes in
+// time, so its silence to the greeting tells nothing (a process starting or starved of CPU).
+var ErrUnresponsive = errors.New("the endpoint answered neither a plaintext greeting nor malformed bytes in time")
+
+// malformed is no TLS record (content type 0) and no protocol's greeting: every listener, TLS
+// or plaintext, rejects it at once.
+var malformed = make([]byte, 8)
+
+// greetingPlaintext: see PlaintextGreeting. Silence until the deadline counts as accepted only
+// when, at the same time, the endpoint rejected malformed bytes: a listener that answers nothing
+// at all is too busy to tell, and calling that "plaintext accepted" would raise a false alarm.
 func (p *prober) greetingPlaintext(ctx context.Context) (bool, error) {
-	conn, err := p.dial(ctx)
-	if err != nil {
-		return false, err
+	type answer struct {
+		// silent: nothing came back before the deadline; answered: bytes that are no TLS alert.
+		silent, answered bool
+		err              error
 	}
-	defer conn.Close()
-	if _, err := conn.Write(p.opts.Greeting); err != nil {
-		return false, nil // closed while we wrote: refused
+	send := func(b []byte, out chan<- answer) {
+		conn, err := p.dial(ctx)
+		if err != nil {
+			out <- answer{err: err}
+			return
+		}
+		defer conn.Close()
+		if _, err := conn.Write(b); err != nil {
+			out <- answer{} // closed while we wrote: rejected
+			return
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(p.opts.Timeout / 2))
+		var first [1]byte
+		_, err = conn.Read(first[:])
+		var ne net.Error
+		out <- answer{silent: errors.As(err, &ne) && ne.Timeout(), answered: err == nil && first[0] != recordAlert}
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(p.opts.Timeout / 2))
-	var first [1]byte
-	_, err = conn.Read(first[:])
-	var ne net.Error
+	greeting, control := make(chan answer, 1), make(chan answer, 1)
+	go send(p.opts.Greeting, greeting)
+	go send(malformed, control)
+	g, c := <-greeting, <-control
 	switch {
-	case errors.As(err, &ne) && ne.Timeout():
+	case g.err != nil:
+		return false, g.err
+	case !g.silent:
+		// Closed, reset or an alert (a TLS-only listener), or an answer in the protocol.
+		return g.answered, nil
+	case c.err == nil && !c.silent:
 		return true, nil
-	case err != nil:
-		return false, nil // closed or reset
 	}
-	return first[0] != recordAlert, nil
+	return false, ErrUnresponsive
 }

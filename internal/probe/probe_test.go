@@ -1,8 +1,11 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -232,6 +235,44 @@ func TestCQLPlaintextDetection(t *testing.T) {
 	p = &prober{address: goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}}), opts: Options{Timeout: time.Second}}
 	if ok, err := p.cqlPlaintext(context.Background()); err != nil || ok {
 		t.Errorf("TLS-only port: got %v, %v", ok, err)
+	}
+}
+
+// greetingListener stands in for a plaintext listener that, as Cassandra's internode port and
+// HBase's RPC port do, waits for the rest of the exchange after a greeting it knows and closes
+// on anything else; with hung, it reads and never answers, as a starved process does.
+func greetingListener(t *testing.T, greeting []byte, hung bool) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, ln, func(c net.Conn) {
+		got := make([]byte, len(greeting))
+		if _, err := io.ReadFull(c, got); err != nil {
+			return
+		}
+		if hung || bytes.Equal(got, greeting) {
+			_, _ = c.Read(make([]byte, 1)) // waits for more until the test's deadline
+		}
+	})
+}
+
+// Silence after the greeting is plaintext accepted only when the endpoint is seen to answer:
+// a listener that answers nothing at all is reported as untested, never as accepting.
+func TestGreetingPlaintextDetection(t *testing.T) {
+	opts := Options{Timeout: time.Second, Greeting: CassandraInternodeGreeting}
+	p := &prober{address: greetingListener(t, opts.Greeting, false), opts: opts}
+	if ok, err := p.greetingPlaintext(context.Background()); err != nil || !ok {
+		t.Errorf("plaintext listener: got %v, %v; want accepted", ok, err)
+	}
+	p = &prober{address: greetingListener(t, opts.Greeting, true), opts: opts}
+	if ok, err := p.greetingPlaintext(context.Background()); !errors.Is(err, ErrUnresponsive) || ok {
+		t.Errorf("a listener that answers nothing: got %v, %v; want %v", ok, err, ErrUnresponsive)
+	}
+	cert := serverCert(t, false).TLS
+	p = &prober{address: goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}}), opts: opts}
+	if ok, err := p.greetingPlaintext(context.Background()); err != nil || ok {
+		t.Errorf("TLS-only port: got %v, %v; want refused", ok, err)
 	}
 }
 
