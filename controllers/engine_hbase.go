@@ -125,13 +125,22 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 		Datastore: ds, Encryption: step, Image: o.HBaseImage, KDCImage: o.KDCImage, KeyVersion: e.keyVersion,
 		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
-		AtRestSecret: datakeys.AtRestSecret(ds),
+		AtRestSecret: datakeys.AtRestSecret(ds), CertRevision: certificateRevision(ds),
 	})
 	if e.rendered == nil {
 		e.rendered = map[string]renderedHBase{}
 	}
 	e.rendered[key] = renderedHBase{objs, err}
 	return objs, err
+}
+
+// certificateRevision is cert-manager's revision of the node certificate last seen issued, 0
+// before the first.
+func certificateRevision(ds *v1alpha1.SecuredDatastore) int {
+	if c := ds.Status.Certificates; c != nil && c.Revision != nil {
+		return *c.Revision
+	}
+	return 0
 }
 
 // waiting names the roles whose pods do not all run step yet, or are not all ready (a step

@@ -104,8 +104,13 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 	old := ds.Status.Certificates
 	st := &v1alpha1.CertificateStatus{SecretName: certs.NodeSecret(ds), NotAfter: cert.Status.NotAfter, RenewalTime: cert.Status.RenewalTime, Revision: cert.Status.Revision}
 	if old != nil && old.Revision != nil && st.Revision != nil && *st.Revision > *old.Revision {
+		how := "nodes reload it without a restart"
+		if ds.Spec.Engine == v1alpha1.EngineHBase {
+			// ZooKeeper reads its client port's certificate only when it starts.
+			how = "Masters and RegionServers reload it; ZooKeeper's servers restart one by one when they serve TLS"
+		}
 		r.Recorder.Eventf(ds, cert, corev1.EventTypeNormal, "CertificateRenewed", "ReloadCertificates",
-			"node certificate revision %d issued, valid until %s; nodes reload it without a restart", *st.Revision, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"))
+			"node certificate revision %d issued, valid until %s; %s", *st.Revision, st.NotAfter.UTC().Format("2006-01-02 15:04 MST"), how)
 	}
 	ds.Status.Certificates = st
 	if msg := r.renewalStalled(cert); msg != "" {

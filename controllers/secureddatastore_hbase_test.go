@@ -192,8 +192,10 @@ func TestPlaintextHBaseHasNoKDCAndNoSecrets(t *testing.T) {
 }
 
 // Enabling HBase's native TLS on a running plaintext cluster rolls three steps, one RPC TLS
-// stage each (servers accept TLS; peers send it; plaintext refused), restarts only the Master
-// and RegionServers, and claims Ready only at the target. Each step's files are a new immutable
+// stage each (servers accept TLS; peers send it; plaintext refused), restarts the Master,
+// RegionServers and ZooKeeper (whose client port follows the RPC TLS) but never HDFS, and claims
+// Ready only at the target; a renewed certificate then restarts ZooKeeper alone, which reads
+// its certificate only when it starts. Each step's files are a new immutable
 // ConfigMap per role; the one the previous revision's pods mount stays until the role has rolled,
 // so a pod recreated from that revision mid-roll still finds the files it was built for.
 func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
@@ -241,9 +243,10 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 			g.Expect(site).To(ContainSubstring("<name>hbase.server.netty.tls.supportplaintext</name><value>" + step.plaintext + "</value>"))
 			g.Expect(site).To(ContainSubstring("<name>hbase.client.netty.tls.enabled</name><value>" + step.peers + "</value>"))
 			now := hashes(g)
-			for _, role := range []hbase.Role{hbase.ZooKeeper, hbase.NameNode, hbase.DataNode} {
+			for _, role := range []hbase.Role{hbase.NameNode, hbase.DataNode} {
 				g.Expect(now[role]).To(Equal(before[role]), "%s restarted for HBase's RPC TLS", role)
 			}
+			g.Expect(now[hbase.ZooKeeper]).NotTo(Equal(before[hbase.ZooKeeper]), "ZooKeeper's client port stayed plaintext")
 			g.Expect(now[hbase.RegionServer]).NotTo(Equal(before[hbase.RegionServer]))
 			mounted := &corev1.ConfigMap{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: roleConfig(g, ds, hbase.RegionServer)}, mounted)).To(Succeed())
@@ -265,6 +268,7 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 				"the configuration the RegionServers' running revision mounts is gone in the middle of their roll")
 		}, 500*time.Millisecond).Should(Succeed())
 		previous = roleConfig(g, ds, hbase.RegionServer)
+		rollOutRole(t, ds, hbase.ZooKeeper)
 		rollOutRole(t, ds, hbase.Master)
 		rollOutRole(t, ds, hbase.RegionServer)
 	}
@@ -280,6 +284,16 @@ func TestEnablingHBaseTLSRollsOneStageAtATime(t *testing.T) {
 		g.Expect(env.Client.List(ctx, &cms, client.InNamespace(ds.Namespace), client.MatchingLabels(hbase.Labels(ds, hbase.RegionServer)))).To(Succeed())
 		g.Expect(cms.Items).To(HaveLen(1))
 		g.Expect(cms.Items[0].Name).To(Equal(roleConfig(g, ds, hbase.RegionServer)))
+	}).Should(Succeed())
+
+	rolled := hashes(g)
+	markCertificateReady(t, ds, 2)
+	g.Eventually(func(g Gomega) {
+		now := hashes(g)
+		g.Expect(now[hbase.ZooKeeper]).NotTo(Equal(rolled[hbase.ZooKeeper]), "ZooKeeper kept the previous certificate")
+		for _, role := range []hbase.Role{hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
+			g.Expect(now[role]).To(Equal(rolled[role]), "%s restarted for a renewal it reloads", role)
+		}
 	}).Should(Succeed())
 }
 

@@ -48,6 +48,12 @@ var CassandraInternodeGreeting = []byte{0xCA, 0x55, 0x2D, 0xFA, 0x00, 0x00, 0x0C
 // for the connection header and a TLS-only one closes.
 var HBaseRPC = Options{Plaintext: PlaintextGreeting, Greeting: []byte{'H', 'B', 'a', 's', 0x00, 0x50}}
 
+// ZooKeeperClient probes a ZooKeeper client port: plaintext tested with the "ruok" command,
+// which a plaintext listener answers with "imok" and a TLS-only one refuses as no TLS record.
+// The newline makes it as long as a TLS record header: with four bytes, a TLS listener waits
+// for the fifth, and its silence looked like a plaintext server's.
+var ZooKeeperClient = Options{Plaintext: PlaintextGreeting, Greeting: []byte("ruok\n")}
+
 // Options tune a scan.
 type Options struct {
 	// ServerName is sent as SNI and used for nothing else (certificates are reported, not verified).

@@ -46,15 +46,22 @@ func CassandraEndpoints(pods []corev1.Pod, enc v1alpha1.EffectiveEncryption, cli
 	return out
 }
 
-// HBaseEndpoints are the RPC ports of every ready Master and RegionServer: one port serves
-// clients and peers alike.
+// HBaseEndpoints are the RPC ports of every ready Master and RegionServer (one port serves
+// clients and peers alike) and ZooKeeper's client port, which follows the RPC ports' TLS (its
+// clients are the Masters and RegionServers).
 func HBaseEndpoints(pods []corev1.Pod, enc v1alpha1.EffectiveEncryption) []Endpoint {
-	ports := map[string]int{string(hbase.Master): hbase.MasterPort, string(hbase.RegionServer): hbase.RegionServerPort}
+	ports := map[string]struct {
+		port int
+		opts probe.Options
+	}{
+		string(hbase.Master): {hbase.MasterPort, probe.HBaseRPC}, string(hbase.RegionServer): {hbase.RegionServerPort, probe.HBaseRPC},
+		string(hbase.ZooKeeper): {hbase.ZooKeeperPort, probe.ZooKeeperClient},
+	}
 	var out []Endpoint
 	for _, p := range probeable(pods) {
 		if port, ok := ports[p.Labels["app.kubernetes.io/component"]]; ok {
-			out = append(out, Endpoint{Pod: p.Name, Channel: ChannelClientToNode, Address: hostPort(p, port),
-				Want: enc.ClientToNode, Options: probe.HBaseRPC})
+			out = append(out, Endpoint{Pod: p.Name, Channel: ChannelClientToNode, Address: hostPort(p, port.port),
+				Want: enc.ClientToNode, Options: port.opts})
 		}
 	}
 	return out

@@ -54,7 +54,7 @@ func TestEndpoints(t *testing.T) {
 				{Pod: "ds-0", Channel: ChannelNodeToNode, Address: "10.0.0.1:7000", Want: enc.NodeToNode, Options: probe.CassandraInternode},
 			},
 		},
-		"hbase: the RPC port of Masters and RegionServers only": {
+		"hbase: the RPC port of Masters and RegionServers, ZooKeeper's client port": {
 			got: HBaseEndpoints([]corev1.Pod{
 				pod("db-master-0", "10.0.1.1", "master", true, t0),
 				pod("db-rs-0", "10.0.1.2", "rs", true, t0),
@@ -64,6 +64,7 @@ func TestEndpoints(t *testing.T) {
 			want: []Endpoint{
 				{Pod: "db-master-0", Channel: ChannelClientToNode, Address: "10.0.1.1:16000", Want: enc.ClientToNode, Options: probe.HBaseRPC},
 				{Pod: "db-rs-0", Channel: ChannelClientToNode, Address: "10.0.1.2:16020", Want: enc.ClientToNode, Options: probe.HBaseRPC},
+				{Pod: "db-zk-0", Channel: ChannelClientToNode, Address: "10.0.1.3:2181", Want: enc.ClientToNode, Options: probe.ZooKeeperClient},
 			},
 		},
 	}

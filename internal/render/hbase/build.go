@@ -34,6 +34,9 @@ type Cluster struct {
 	// KeyVersion is the newest Kerberos key version in the keytabs (Keys.HeldVersion): when
 	// a rotation pre-publishes new keys, the pods that mount keytabs restart to load them.
 	KeyVersion int
+	// CertRevision is cert-manager's revision of the node certificate: ZooKeeper reads its
+	// client port's certificate once, so with TLS its servers restart when it is renewed.
+	CertRevision int
 }
 
 // Objects are the desired objects of an HBase datastore, in apply order.
@@ -105,6 +108,11 @@ func Build(s Cluster) (Objects, error) {
 		}
 		if kerberized && r != ZooKeeper && r != KDC {
 			hash = podtemplate.ConfigHash(map[string]string{"files": hash}, fmt.Sprint("keys v", s.KeyVersion))
+		}
+		if tls && r == ZooKeeper && s.CertRevision > 1 {
+			// Not before a renewal: no pod starts before the first certificate exists to mount,
+			// and a TLS step may be applied while cert-manager still issues it.
+			hash = podtemplate.ConfigHash(map[string]string{"files": hash}, fmt.Sprint("certificate revision ", s.CertRevision))
 		}
 		o.StatefulSets = append(o.StatefulSets, statefulSet(s, n, r, kerberized, tls, hash, configMap))
 	}

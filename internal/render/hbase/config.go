@@ -265,6 +265,9 @@ func hbaseSite(c Topology, s security) map[string]string {
 	for k, v := range rpcClient(c, s.hbaseEnc()) {
 		p[k] = v
 	}
+	for k, v := range zooKeeperClient(c, s) {
+		p[k] = v
+	}
 	if s.kerberos {
 		p["hbase.master.keytab.file"] = c.Layout.Keytab()
 		p["hbase.regionserver.keytab.file"] = c.Layout.Keytab()
@@ -289,12 +292,7 @@ func hbaseSite(c Topology, s security) map[string]string {
 		ch := s.tlsChannel
 		p["hbase.server.netty.tls.enabled"] = "true"
 		p["hbase.server.netty.tls.supportplaintext"] = fmt.Sprint(s.plaintext)
-		p["hbase.server.netty.tls.client.auth.mode"] = map[v1alpha1.ClientAuth]string{
-			v1alpha1.ClientAuthRequired: "NEED", v1alpha1.ClientAuthOptional: "WANT",
-		}[ch.ClientAuth]
-		if p["hbase.server.netty.tls.client.auth.mode"] == "" {
-			p["hbase.server.netty.tls.client.auth.mode"] = "NONE"
-		}
+		p["hbase.server.netty.tls.client.auth.mode"] = clientAuthMode(ch.ClientAuth)
 		// A client certificate is checked against the CA; a client's host name cannot be
 		// (pod addresses reverse-resolve to nothing it was issued for).
 		p["hbase.server.netty.tls.verify.client.hostname"] = "false"
@@ -306,6 +304,17 @@ func hbaseSite(c Topology, s security) map[string]string {
 	return p
 }
 
+// clientAuthMode is the profile's client authentication as HBase and ZooKeeper name it.
+func clientAuthMode(a v1alpha1.ClientAuth) string {
+	switch a {
+	case v1alpha1.ClientAuthRequired:
+		return "NEED"
+	case v1alpha1.ClientAuthOptional:
+		return "WANT"
+	}
+	return "NONE"
+}
+
 // hbaseEnc is the effective profile as the servers see it.
 func (s security) hbaseEnc() v1alpha1.EffectiveEncryption {
 	return v1alpha1.EffectiveEncryption{ClientToNode: s.tlsChannel, HBase: s.hbase}
@@ -315,7 +324,7 @@ func (s security) hbaseEnc() v1alpha1.EffectiveEncryption {
 // reach the cluster with the profile: the Master and RegionServers to bootstrap from, Kerberos
 // and SASL, TLS. Clients never talk to ZooKeeper: HBase's RPC connection registry asks the
 // servers, over the RPC channel the profile secures, where the active Master and meta are. So
-// ZooKeeper, which has no authentication of its own here, answers only the datastore's pods.
+// ZooKeeper answers only the datastore's pods.
 func ClientProperties(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
 	p := rpcClient(c, enc)
 	p["hbase.client.registry.impl"] = "org.apache.hadoop.hbase.client.RpcConnectionRegistry"
@@ -425,11 +434,12 @@ func zooCfg(c Topology, s security) string {
 	lines := []string{
 		"tickTime=2000", "initLimit=10", "syncLimit=5",
 		"dataDir=" + c.Layout.DataDir + "/zookeeper",
-		fmt.Sprintf("clientPort=%d", ZooKeeperPort),
+	}
+	lines = append(lines, zooKeeperTLS(c, s)...)
+	lines = append(lines,
 		// The admin server is one more unauthenticated HTTP port.
 		"admin.enableServer=false",
-		"4lw.commands.whitelist=ruok,srvr",
-	}
+		"4lw.commands.whitelist=ruok,srvr")
 	if s.kerberos {
 		// Every session must authenticate with Kerberos, or it is closed: ZooKeeper holds
 		// HBase's metadata, and its clients are the Master and RegionServers only.
@@ -458,19 +468,86 @@ func zooCfg(c Topology, s security) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// log4j is every role's logging. HBase's RPC server logs each TLS handshake it refuses as a
-// warning with the whole stack trace (about 60 lines), and one wire probe makes hundreds of
-// handshakes: probing every 30 s, a Master's log rotated away within minutes. That logger keeps
-// its warnings, each on one line with the exception's first line.
+// zooKeeperTLS is ZooKeeper's share of the RPC TLS stages (Next): its client port moves with
+// the RPC ports (TLS and plaintext on one port while clientToNode is Optional, TLS only once it
+// is Required), and its clients, the Master and RegionServers, call it with TLS once they call
+// their peers with TLS (zooKeeperClient). An ensemble's servers speak TLS to each other from the
+// same stage, and accept both until TLS is required, so that a roll that restarts them one by
+// one keeps a quorum. Keys ZooKeeper does not know itself become its zookeeper.* system
+// properties, which is where its TLS settings live.
+func zooKeeperTLS(c Topology, s security) []string {
+	if !s.tls {
+		return []string{fmt.Sprintf("clientPort=%d", ZooKeeperPort)}
+	}
+	// ZooKeeper's NIO server speaks no TLS.
+	lines := []string{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"}
+	if s.plaintext {
+		lines = append(lines, fmt.Sprintf("clientPort=%d", ZooKeeperPort), "client.portUnification=true")
+	} else {
+		lines = append(lines, fmt.Sprintf("secureClientPort=%d", ZooKeeperPort))
+	}
+	lines = append(lines, zooKeeperTLSFiles(c, "ssl.", s.tlsChannel)...)
+	lines = append(lines, "ssl.clientAuth="+strings.ToLower(clientAuthMode(s.tlsChannel.ClientAuth)))
+	if len(c.ZooKeeper) > 1 {
+		lines = append(lines, fmt.Sprintf("sslQuorum=%t", s.tlsPeers), fmt.Sprintf("portUnification=%t", s.plaintext),
+			// Servers renewed by cert-manager keep their quorum connections; ZooKeeper re-reads
+			// the quorum's files itself (not the client port's: a renewal restarts the servers).
+			"sslQuorumReloadCertFiles=true",
+			// A peer's certificate must chain to the datastore's CA. Its host name cannot be
+			// checked: the server would look up the name of the peer's address, which in a pod
+			// network names nothing the certificate was issued for.
+			"ssl.quorum.hostnameVerification=false")
+		lines = append(lines, zooKeeperTLSFiles(c, "ssl.quorum.", s.tlsChannel)...)
+	}
+	return lines
+}
+
+// zooKeeperTLSFiles are the keystore, trust store, protocols and suites of one of ZooKeeper's
+// TLS contexts (prefix "ssl." for clients, "ssl.quorum." for the ensemble), or of its client.
+func zooKeeperTLSFiles(c Topology, prefix string, ch v1alpha1.EffectiveChannel) []string {
+	l := c.Layout
+	return []string{
+		prefix + "keyStore.location=" + l.TLSDir + "/tls-combined.pem", prefix + "keyStore.type=PEM",
+		prefix + "trustStore.location=" + l.TrustDir + "/" + certs.TrustStoreKey, prefix + "trustStore.type=PKCS12",
+		prefix + "enabledProtocols=" + joinProtocols(ch.Protocols),
+		prefix + "protocol=" + string(ch.Protocols[len(ch.Protocols)-1]),
+		prefix + "ciphersuites=" + strings.Join(jsseNames(ch.CipherSuites), ","),
+	}
+}
+
+// zooKeeperClient is how the Master and RegionServers reach ZooKeeper: with TLS (and their node
+// certificate, should ZooKeeper ask for one) from the stage where they call their peers with
+// TLS. HBase hands every hbase.zookeeper.property.* key to its ZooKeeper client.
+func zooKeeperClient(c Topology, s security) map[string]string {
+	p := map[string]string{}
+	if !s.tlsPeers {
+		return p
+	}
+	p["hbase.zookeeper.property.client.secure"] = "true"
+	p["hbase.zookeeper.property.clientCnxnSocket"] = "org.apache.zookeeper.ClientCnxnSocketNetty"
+	for _, line := range zooKeeperTLSFiles(c, "ssl.", s.tlsChannel) {
+		k, v, _ := strings.Cut(line, "=")
+		p["hbase.zookeeper.property."+k] = v
+	}
+	return p
+}
+
+// log4j is every role's logging. HBase's RPC server and ZooKeeper's TLS server log each TLS
+// handshake they refuse with the whole stack trace (about 60 lines), and one wire probe makes
+// hundreds of handshakes: probing every 30 s, a Master's log rotated away within minutes, and
+// one probe left ZooKeeper's with 16,800 lines. Those loggers keep their messages, each on one
+// line with the exception's first line.
 const log4j = `log4j.rootLogger=INFO,console
 log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
-log4j.logger.org.apache.hadoop.hbase.ipc.NettyRpcServer=INFO,rpc
+log4j.logger.org.apache.hadoop.hbase.ipc.NettyRpcServer=INFO,handshakes
 log4j.additivity.org.apache.hadoop.hbase.ipc.NettyRpcServer=false
-log4j.appender.rpc=org.apache.log4j.ConsoleAppender
-log4j.appender.rpc.layout=org.apache.log4j.EnhancedPatternLayout
-log4j.appender.rpc.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m %throwable{short}%n
+log4j.logger.org.apache.zookeeper.server.NettyServerCnxnFactory=INFO,handshakes
+log4j.additivity.org.apache.zookeeper.server.NettyServerCnxnFactory=false
+log4j.appender.handshakes=org.apache.log4j.ConsoleAppender
+log4j.appender.handshakes.layout=org.apache.log4j.EnhancedPatternLayout
+log4j.appender.handshakes.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m %throwable{short}%n
 `
 
 // siteXML renders Hadoop-style properties, sorted by name so the files are stable.

@@ -12,8 +12,8 @@ import (
 
 // clientPorts are what an HBase client reaches: the Master and the RegionServers over HBase
 // RPC (which also tells clients where meta is: ClientProperties), and the KDC for tickets when
-// Kerberos is on. Nothing else is a client's business: ZooKeeper (no authentication of its own,
-// and whoever writes it rewrites HBase's metadata), HDFS (NameNode RPC, DataNode transfer and
+// Kerberos is on. Nothing else is a client's business: ZooKeeper (whoever writes it rewrites
+// HBase's metadata), HDFS (NameNode RPC, DataNode transfer and
 // IPC) and every web UI answer only the datastore's own pods and the operator's wire prober.
 func clientPorts(kerberized bool) []int32 {
 	ports := []int32{MasterPort, RegionServerPort}

@@ -109,21 +109,23 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool, configMap s
 		env = []corev1.EnvVar{{Name: "REALM", Value: Realm(ds)}}
 		mounts, volumes = mounts[1:], volumes[1:]
 		secretVolume("principals", n.PrincipalsSecret(), "/etc/kdc")
-	case r == ZooKeeper:
-		// ZooKeeper authenticates its clients with Kerberos when HBase does; it has no TLS.
-		if kerberized {
-			secretVolume("keytab", n.KeytabSecret(r), PodLayout.KeytabDir)
-		}
 	default:
 		if kerberized {
 			secretVolume("keytab", n.KeytabSecret(r), PodLayout.KeytabDir)
 		}
 		// HDFS needs certificates only to serve HTTPS, which secure (Kerberos) HDFS requires;
-		// so enabling HBase's RPC TLS leaves the NameNode and DataNodes running.
-		if kerberized || (tls && (r == Master || r == RegionServer)) {
+		// so enabling HBase's RPC TLS leaves the NameNode and DataNodes running. ZooKeeper's
+		// client port follows HBase's RPC TLS.
+		certificates := kerberized || tls && (r == Master || r == RegionServer)
+		if r == ZooKeeper {
+			certificates = tls
+		}
+		if certificates {
 			secretVolume("tls", s.CertSecret, PodLayout.TLSDir)
 			volumes = append(volumes, podtemplate.ConfigMapVolume("trust", s.TrustConfigMap))
 			mounts = append(mounts, corev1.VolumeMount{Name: "trust", MountPath: PodLayout.TrustDir, ReadOnly: true})
+		}
+		if certificates && r != ZooKeeper {
 			env = append(env, corev1.EnvVar{Name: KeystorePasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: s.KeystorePasswordSecret}, Key: "password"}}})
 		}

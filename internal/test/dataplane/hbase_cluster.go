@@ -164,8 +164,9 @@ func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncry
 	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Topology, enc)))
 }
 
-// Restart stops the Master or a RegionServer (SIGTERM: it leaves ZooKeeper cleanly) and
-// starts it again with the current files and keytab, as a rolling restart does to a pod.
+// Restart stops ZooKeeper, the Master or a RegionServer (SIGTERM: HBase's servers leave
+// ZooKeeper cleanly) and starts it again with the current files, keytab and certificate, as a
+// rolling restart does to a pod.
 func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
 	t.Helper()
 	c.procs[role].stop()
@@ -175,18 +176,26 @@ func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
 func (c *HBaseCluster) restart(t *testing.T, role hbase.Role) {
 	t.Helper()
 	switch role {
+	case hbase.ZooKeeper:
+		c.start(t, role, c.Hosts.ZooKeeper, 256).waitFor(t, "binding to port", time.Minute)
 	case hbase.Master:
 		c.start(t, role, c.Hosts.Master, 512).waitFor(t, "Master has completed initialization", 4*time.Minute)
 	case hbase.RegionServer:
 		c.start(t, role, c.Hosts.RegionServer, 512).waitFor(t, "Serving as", 2*time.Minute)
 	default:
-		t.Fatalf("Restart supports the Master and the RegionServer, not %s", role)
+		t.Fatalf("Restart supports ZooKeeper, the Master and the RegionServer, not %s", role)
 	}
 }
 
 // Trust writes the trust bundle ConfigMap's files for the CAs, newest first, as the operator
 // makes them from cert-manager's.
 func (c *HBaseCluster) Trust(t *testing.T, cas ...*testpki.CA) {
+	t.Helper()
+	writeTrust(t, c.Topology.Layout.TrustDir, cas...)
+}
+
+// writeTrust writes the trust bundle ConfigMap's files for the CAs into dir.
+func writeTrust(t *testing.T, dir string, cas ...*testpki.CA) {
 	t.Helper()
 	var pems [][]byte
 	for _, ca := range cas {
@@ -200,8 +209,8 @@ func (c *HBaseCluster) Trust(t *testing.T, cas ...*testpki.CA) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mkfile(t, filepath.Join(c.Topology.Layout.TrustDir, certs.BundleKey), string(bundle))
-	mkfile(t, filepath.Join(c.Topology.Layout.TrustDir, certs.TrustStoreKey), string(store))
+	mkfile(t, filepath.Join(dir, certs.BundleKey), string(bundle))
+	mkfile(t, filepath.Join(dir, certs.TrustStoreKey), string(store))
 }
 
 // IssueNodeCertificates writes a certificate from c.CA for every server's address into the
@@ -209,7 +218,7 @@ func (c *HBaseCluster) Trust(t *testing.T, cas ...*testpki.CA) {
 func (c *HBaseCluster) IssueNodeCertificates(t *testing.T) {
 	t.Helper()
 	h := c.Hosts
-	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, slices.DeleteFunc([]string{h.NameNode, h.DataNode, h.Master, h.RegionServer, h.BackupMaster}, func(a string) bool { return a == "" })...)
+	c.CA.WriteSecretWithKey(t, c.Topology.Layout.TLSDir, false, slices.DeleteFunc([]string{h.ZooKeeper, h.NameNode, h.DataNode, h.Master, h.RegionServer, h.BackupMaster}, func(a string) bool { return a == "" })...)
 }
 
 // RotateKeys pre-publishes the next version of every key in the keytabs, the cluster's and

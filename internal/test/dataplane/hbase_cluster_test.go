@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -87,12 +88,19 @@ func TestHBaseProfile(t *testing.T) {
 				})
 			})
 			// ZooKeeper holds HBase's metadata: with Kerberos, a session that has not
-			// authenticated may not even list it.
+			// authenticated may not even list it; with TLS required, no plaintext session opens.
 			code, err := ZooKeeperReadCode(fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort))
 			wantCode := map[bool]int32{false: 0, true: -124}[enc.HBase.Authentication == v1alpha1.AuthenticationKerberos]
-			if err != nil || code != wantCode {
+			switch {
+			case enc.ClientToNode.Mode == v1alpha1.ChannelRequired:
+				if err == nil {
+					t.Errorf("a plaintext ZooKeeper session opened (listing /: code %d); want none with TLS required", code)
+				} else {
+					t.Logf("a plaintext ZooKeeper session: %v", err)
+				}
+			case err != nil || code != wantCode:
 				t.Errorf("an unauthenticated ZooKeeper session listing /: code %d (%v), want %d", code, err, wantCode)
-			} else {
+			default:
 				t.Logf("an unauthenticated ZooKeeper session listing /: code %d", code)
 			}
 			wantRPC, wantBlocks := visibleMarker(enc)
@@ -113,9 +121,10 @@ func TestHBaseProfile(t *testing.T) {
 			if enc.ClientToNode.Mode == v1alpha1.ChannelDisabled {
 				return
 			}
-			for role, host := range map[string]string{"RegionServer": c.Hosts.RegionServer, "Master": c.Hosts.Master} {
-				port := map[string]int{"RegionServer": hbase.RegionServerPort, "Master": hbase.MasterPort}[role]
-				got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", host, port), probe.HBaseRPC)
+			for role, host := range map[string]string{"RegionServer": c.Hosts.RegionServer, "Master": c.Hosts.Master, "ZooKeeper": c.Hosts.ZooKeeper} {
+				port := map[string]int{"RegionServer": hbase.RegionServerPort, "Master": hbase.MasterPort, "ZooKeeper": hbase.ZooKeeperPort}[role]
+				opts := map[bool]probe.Options{false: probe.HBaseRPC, true: probe.ZooKeeperClient}[role == "ZooKeeper"]
+				got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", host, port), opts)
 				t.Logf("%s: protocols %v suites %v plaintext %v", role, got.VersionNames(), got.SuiteNames(), deref(got.PlaintextAccepted))
 				roots := x509.NewCertPool()
 				roots.AppendCertsFromPEM(c.CA.PEM)
@@ -126,11 +135,12 @@ func TestHBaseProfile(t *testing.T) {
 			}
 			// The probe's refused handshakes leave one line each in the servers' logs, not a
 			// stack trace each, which would rotate the logs away under periodic probes.
-			for _, role := range []hbase.Role{hbase.Master, hbase.RegionServer} {
+			for role, refusal := range map[hbase.Role]string{hbase.Master: "caught unexpected downstream exception",
+				hbase.RegionServer: "caught unexpected downstream exception", hbase.ZooKeeper: "NettyServerCnxnFactory: Exception caught"} {
 				lines := strings.Split(c.procs[role].Log(), "\n")
 				refused, frames := 0, 0
 				for i, line := range lines {
-					if strings.Contains(line, "caught unexpected downstream exception") {
+					if strings.Contains(line, refusal) {
 						refused++
 						if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\tat ") {
 							frames++
@@ -186,6 +196,11 @@ func TestHBaseProfileTransitionToTLS(t *testing.T) {
 		if roll%2 == 0 {
 			first, second = second, first
 		}
+		// ZooKeeper's client port follows the RPC ports' TLS: its pods roll with the others
+		// when its files change, in no particular order.
+		if !maps.Equal(zooKeeperFiles(t, c, applied), zooKeeperFiles(t, c, next)) {
+			c.Restart(t, hbase.ZooKeeper)
+		}
 		c.Restart(t, first)
 		if err := c.Smoke(t, fmt.Sprintf("mixed%d", roll), "v"); err != nil {
 			t.Fatalf("roll %d (%s → %s), %s restarted, %s not: %v", roll, hbase.StageName(applied), hbase.StageName(next), first, second, err)
@@ -198,10 +213,25 @@ func TestHBaseProfileTransitionToTLS(t *testing.T) {
 		t.Logf("roll %d: %s → %s in %s", roll, hbase.StageName(applied), hbase.StageName(next), time.Since(began).Round(time.Second))
 		applied = next
 	}
-	got, err := probe.Scan(context.Background(), fmt.Sprintf("%s:%d", c.Hosts.RegionServer, hbase.RegionServerPort), probe.HBaseRPC)
-	if f := verify.Compare(target.ClientToNode, got, err); !f.Verified {
-		t.Errorf("after the transition: EncryptionVerified=False %s: %v", f.Reason, f.Differences)
+	for _, ep := range []struct {
+		addr string
+		opts probe.Options
+	}{{fmt.Sprintf("%s:%d", c.Hosts.RegionServer, hbase.RegionServerPort), probe.HBaseRPC}, {fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort), probe.ZooKeeperClient}} {
+		got, err := probe.Scan(context.Background(), ep.addr, ep.opts)
+		if f := verify.Compare(target.ClientToNode, got, err); !f.Verified {
+			t.Errorf("%s after the transition: EncryptionVerified=False %s: %v", ep.addr, f.Reason, f.Differences)
+		}
 	}
+}
+
+// zooKeeperFiles are the files ZooKeeper reads under enc.
+func zooKeeperFiles(t *testing.T, c *HBaseCluster, enc v1alpha1.EffectiveEncryption) map[string]string {
+	t.Helper()
+	files, err := hbase.Files(c.Topology, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hbase.RoleFiles(files, hbase.ZooKeeper)
 }
 
 // Rotating every Kerberos key of a running cluster the way the operator does: keytabs gain
@@ -262,5 +292,20 @@ func TestHBaseCARotation(t *testing.T) {
 	t.Logf("both servers present the new CA's certificates %s after the rotation", time.Since(began).Round(time.Second))
 	if err := c.Smoke(t, "after", "v"); err != nil {
 		t.Fatalf("a new client trusting the bundle, after the rotation: %v", err)
+	}
+	// ZooKeeper reads its certificate only when it starts: the operator restarts it on a new
+	// certificate revision. The Master and RegionServer, which now present the new CA's
+	// certificates, reconnect to it and keep serving.
+	c.Restart(t, hbase.ZooKeeper)
+	zk := fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort)
+	got, err := probe.Scan(context.Background(), zk, probe.ZooKeeperClient)
+	if err != nil {
+		t.Fatalf("probing ZooKeeper after its restart: %v", err)
+	}
+	if err := (&verify.Identity{Roots: roots, DNSName: c.Hosts.ZooKeeper}).Check(got.Chain, time.Now()); err != nil {
+		t.Errorf("ZooKeeper after its restart: %v", err)
+	}
+	if err := c.Smoke(t, "zkrestarted", "v"); err != nil {
+		t.Fatalf("after ZooKeeper restarted with the new CA's certificate: %v", err)
 	}
 }

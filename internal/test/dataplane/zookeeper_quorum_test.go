@@ -5,66 +5,115 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/kerberos"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/test/samples"
+	"secured.dev/operator/internal/test/testpki"
 )
 
-// A three-server ZooKeeper ensemble of a Kerberos HBase datastore, each server a real
-// QuorumPeerMain with the files internal/render/hbase renders: the servers authenticate each
-// other with Kerberos (quorum SASL) and elect a leader. A third server that runs and reaches
-// their peer ports but does not authenticate as a quorum member (its zoo.cfg without quorum
-// SASL, as a server set up by someone else would be) is refused and never joins; without
-// quorum SASL on the first two it joins (checked by hand: remove the quorum.auth lines).
-func TestZooKeeperEnsembleAdmitsKerberosPeersOnly(t *testing.T) {
+// A three-server ZooKeeper ensemble of an HBase datastore, each server a real QuorumPeerMain
+// with the files internal/render/hbase renders: with Kerberos the servers authenticate each
+// other (quorum SASL), with TLS they speak TLS to each other and prove membership with a
+// certificate of the datastore's CA; either way they elect a leader. A third server that runs
+// and reaches their peer ports but cannot prove membership is refused and never joins: with
+// Kerberos, its zoo.cfg lacks the quorum's authentication lines (as a server set up by someone
+// else would); with TLS, its certificate comes from another CA. Without quorum SASL on the
+// first two, or trusting the other CA, it joins (checked by hand).
+func TestZooKeeperEnsembleAdmitsMembersOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		profile string
+		inline  *v1alpha1.EncryptionSettings
+		// membership: the zoo.cfg lines that make a server a member; the third server lacks them.
+		membership []string
+		// foreignCA: the third server's certificate and trust come from another CA.
+		foreignCA bool
+		// proof: what each member logs once the quorum authenticated it.
+		proof []string
+	}{
+		{"Kerberos", "hbase-kerberos-authentication", nil, []string{"quorum.auth."}, false,
+			[]string{"QuorumServer successfully logged in", "QuorumLearner successfully logged in"}},
+		{"TLS", "", tlsOnly, []string{"sslQuorum=true", "ssl.quorum.keyStore"}, true,
+			[]string{"Using TLS encrypted quorum communication", "SSL handshake complete"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ensembleAdmitsMembersOnly(t, hbaseProfile(t, tc.profile, tc.inline), tc.membership, tc.foreignCA, tc.proof)
+		})
+	}
+}
+
+func ensembleAdmitsMembersOnly(t *testing.T, enc v1alpha1.EffectiveEncryption, membership []string, foreignCA bool, proof []string) {
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "hbase-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving HBase jars: %v", err)
 	}
 	hosts := []string{"127.0.0.111", "127.0.0.112", "127.0.0.113"}
+	kerberized := enc.HBase.Authentication == v1alpha1.AuthenticationKerberos
 	var principals []string
-	for _, h := range hosts {
-		principals = append(principals, kerberos.Service(hbase.ZooKeeperService, h, hbaseRealm))
+	var kdc *KDC
+	if kerberized {
+		for _, h := range hosts {
+			principals = append(principals, kerberos.Service(hbase.ZooKeeperService, h, hbaseRealm))
+		}
+		kdc = StartKDC(t, hbaseRealm, "127.0.0.110", kdcPort, principals...)
 	}
-	kdc := StartKDC(t, hbaseRealm, "127.0.0.110", kdcPort, principals...)
-	enc := hbaseProfile(t, "hbase-kerberos-authentication", nil)
+	ca, foreign := testpki.New(t), testpki.New(t)
 
 	dir := t.TempDir()
-	start := func(i int, quorumSASL bool) *process {
+	start := func(i int, member bool) *process {
 		t.Helper()
 		d := filepath.Join(dir, fmt.Sprint(i))
-		topo := hbase.Topology{ZooKeeper: hosts, Realm: hbaseRealm, KDC: kdc.Address,
-			Layout: hbase.Layout{DataDir: filepath.Join(d, "data"), KeytabDir: filepath.Join(d, "keytab")}}
+		topo := hbase.Topology{ZooKeeper: hosts,
+			Layout: hbase.Layout{DataDir: filepath.Join(d, "data"), KeytabDir: filepath.Join(d, "keytab"), TLSDir: filepath.Join(d, "tls"), TrustDir: filepath.Join(d, "trust")}}
+		if kerberized {
+			topo.Realm, topo.KDC = hbaseRealm, kdc.Address
+		}
 		files, err := hbase.Files(topo, enc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(files["zoo.cfg"], "quorum.auth.serverRequireSasl=true") {
-			t.Fatalf("zoo.cfg of a Kerberos ensemble does not demand quorum SASL:\n%s", files["zoo.cfg"])
-		}
 		// In pods each server has a network of its own and listens on all its addresses; here
 		// the three share this machine's, so each binds its own loopback address instead.
-		files["zoo.cfg"] = strings.Replace(files["zoo.cfg"], "quorumListenOnAllIPs=true\n", "clientPortAddress="+hosts[i]+"\n", 1)
-		if !quorumSASL {
-			var kept []string
-			for _, line := range strings.Split(files["zoo.cfg"], "\n") {
-				if !strings.HasPrefix(line, "quorum.auth.") {
-					kept = append(kept, line)
+		address := "clientPortAddress="
+		if strings.Contains(files["zoo.cfg"], "\nsecureClientPort=") {
+			address = "secureClientPortAddress="
+		}
+		files["zoo.cfg"] = strings.Replace(files["zoo.cfg"], "quorumListenOnAllIPs=true\n", address+hosts[i]+"\n", 1)
+		var kept, found []string
+		for _, line := range strings.Split(files["zoo.cfg"], "\n") {
+			if slices.ContainsFunc(membership, func(prefix string) bool { return strings.HasPrefix(line, prefix) }) {
+				found = append(found, line)
+				if !member && !foreignCA {
+					continue
 				}
 			}
-			files["zoo.cfg"] = strings.Join(kept, "\n")
+			kept = append(kept, line)
 		}
+		if len(found) < len(membership) {
+			t.Fatalf("zoo.cfg of the ensemble lacks some of %v:\n%s", membership, files["zoo.cfg"])
+		}
+		files["zoo.cfg"] = strings.Join(kept, "\n")
 		for name, body := range files {
 			mkfile(t, filepath.Join(d, "conf", name), body)
 		}
 		mkfile(t, filepath.Join(d, "data", "zookeeper", "myid"), fmt.Sprint(i+1))
-		kdc.WriteKeytab(t, topo.Layout.Keytab(), principals[i])
+		if kerberized {
+			kdc.WriteKeytab(t, topo.Layout.Keytab(), principals[i])
+		}
+		issuer := ca
+		if !member && foreignCA {
+			issuer = foreign
+		}
+		issuer.WriteSecretWithKey(t, topo.Layout.TLSDir, false, hosts[i])
+		writeTrust(t, topo.Layout.TrustDir, issuer)
 		in := hbase.Install{Conf: filepath.Join(d, "conf"), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: strings.TrimSpace(string(lib))}
-		cmd := exec.Command("java", hbase.JVM(in, 128, true, hbase.ZooKeeper, hosts[i])[1:]...)
+		cmd := exec.Command("java", hbase.JVM(in, 128, kerberized, hbase.ZooKeeper, hosts[i])[1:]...)
 		cmd.Env = append(os.Environ(), hbase.HostEnv+"="+hosts[i], hbase.BindEnv+"="+hosts[i])
 		return launch(t, fmt.Sprintf("ZooKeeper %d on %s", i+1, hosts[i]), cmd)
 	}
@@ -83,24 +132,25 @@ func TestZooKeeperEnsembleAdmitsKerberosPeersOnly(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for role(zk[0]) == "" || role(zk[1]) == "" {
 		if time.Now().After(deadline) {
-			t.Fatalf("the two servers with keys of their own formed no quorum:\n%s\n%s", tail(zk[0].Log(), 30), tail(zk[1].Log(), 30))
+			t.Fatalf("the two members formed no quorum:\n%s\n%s", tail(zk[0].Log(), 30), tail(zk[1].Log(), 30))
 		}
 		time.Sleep(time.Second)
 	}
 	t.Logf("quorum of servers 1 and 2: %s and %s", role(zk[0]), role(zk[1]))
-	// Quorum SASL took place: the peers logged in from their keytabs.
 	for i, p := range zk[:2] {
-		if !strings.Contains(p.Log(), "QuorumServer successfully logged in") || !strings.Contains(p.Log(), "QuorumLearner successfully logged in") {
-			t.Errorf("server %d shows no Kerberos login of the quorum:\n%s", i+1, tail(p.Log(), 30))
+		for _, want := range proof {
+			if !strings.Contains(p.Log(), want) {
+				t.Errorf("server %d never logged %q:\n%s", i+1, want, tail(p.Log(), 30))
+			}
 		}
 	}
 	// Give the third its chances: several election rounds.
 	time.Sleep(20 * time.Second)
 	if r := role(zk[2]); r != "" {
-		t.Fatalf("the server without quorum authentication joined the ensemble as %s:\n%s", r, tail(zk[2].Log(), 30))
+		t.Fatalf("the server that is no member joined the ensemble as %s:\n%s", r, tail(zk[2].Log(), 30))
 	}
 	if !zk[2].alive() {
 		t.Fatalf("the third server exited instead of being refused:\n%s", tail(zk[2].Log(), 30))
 	}
-	t.Logf("server 3 (no quorum authentication): running, still outside the ensemble after 20 s")
+	t.Logf("server 3 (no proof of membership): running, still outside the ensemble after 20 s")
 }
