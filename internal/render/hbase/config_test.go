@@ -133,10 +133,27 @@ func TestOptionalTLSAcceptsBoth(t *testing.T) {
 			t.Fatal(err)
 		}
 		site := files["hbase-site.xml"]
-		for _, w := range []string{prop("hbase.server.netty.tls.enabled", "true"), prop("hbase.server.netty.tls.supportplaintext", "true"), prop("hbase.client.netty.tls.enabled", peersTLS)} {
+		wants := []string{prop("hbase.server.netty.tls.enabled", "true"), prop("hbase.server.netty.tls.supportplaintext", "true"), prop("hbase.client.netty.tls.enabled", peersTLS)}
+		// ZooKeeper's clients are the Masters and RegionServers: TLS once they call peers with it.
+		if peersTLS == "true" {
+			wants = append(wants, prop("hbase.zookeeper.property.client.secure", "true"))
+		} else if strings.Contains(site, "hbase.zookeeper.property.client.secure") {
+			t.Errorf("nodeToNode %s: the Masters and RegionServers call ZooKeeper with TLS before their peers", rr)
+		}
+		for _, w := range wants {
 			if !strings.Contains(site, w) {
 				t.Errorf("nodeToNode %s: hbase-site.xml lacks %s", rr, w)
 			}
+		}
+		// ZooKeeper's client port, like the RPC ports, accepts both; an ensemble's servers too.
+		zoo := files["zoo.cfg"]
+		for _, w := range []string{"\nclientPort=2181\n", "\nclient.portUnification=true\n", "\nportUnification=true\n", "\nsslQuorum=" + peersTLS + "\n"} {
+			if !strings.Contains(zoo, w) {
+				t.Errorf("nodeToNode %s: zoo.cfg lacks %q:\n%s", rr, strings.TrimSpace(w), zoo)
+			}
+		}
+		if strings.Contains(zoo, "secureClientPort") {
+			t.Errorf("nodeToNode %s: zoo.cfg refuses plaintext clients while clientToNode is Optional:\n%s", rr, zoo)
 		}
 	}
 }
