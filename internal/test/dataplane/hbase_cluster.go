@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,7 +178,21 @@ func (c *HBaseCluster) restart(t *testing.T, role hbase.Role) {
 	t.Helper()
 	switch role {
 	case hbase.ZooKeeper:
-		c.start(t, role, c.Hosts.ZooKeeper, 256).waitFor(t, "binding to port", time.Minute)
+		// With TLS, ZooKeeper's Netty server logs "binding to port" before it loads its data
+		// and binds: wait until the port accepts connections.
+		zk := c.start(t, role, c.Hosts.ZooKeeper, 256)
+		zk.waitFor(t, "binding to port", time.Minute)
+		addr := net.JoinHostPort(c.Hosts.ZooKeeper, strconv.Itoa(hbase.ZooKeeperPort))
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			conn, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				_ = conn.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("ZooKeeper restarted but %s accepts no connection: %v", addr, err)
+			}
+		}
 	case hbase.Master:
 		c.start(t, role, c.Hosts.Master, 512).waitFor(t, "Master has completed initialization", 4*time.Minute)
 	case hbase.RegionServer:
