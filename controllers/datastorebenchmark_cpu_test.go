@@ -152,4 +152,20 @@ func TestBenchmarkRunWaitsForQuietNodes(t *testing.T) {
 	t.Logf("quiet start after an earlier load: %+v", *next.QuietStart)
 	g.Expect(next.QuietStart.Outcome).To(Equal(v1alpha1.QuietReached))
 	g.Expect(next.QuietStart.WaitedSeconds).To(BeNumerically("<", 20), "the wait ends before the load leaves a 30s window")
+
+	// A study's previous run was its own load: with quietStart.after at its end, the first
+	// look starts there and needs only quietShortest of what followed, not quietLeast.
+	g.Expect(syscall.Kill(neighbour, syscall.SIGCONT)).To(Succeed())
+	time.Sleep(15 * time.Second)
+	g.Expect(syscall.Kill(neighbour, syscall.SIGSTOP)).To(Succeed())
+	s.b.Spec.QuietStart.After = ptr.To(metav1.Now())
+	after := &v1alpha1.BenchmarkRun{Index: 3, Phase: v1alpha1.RunPending}
+	g.Expect(r.awaitQuiet(ctx, s, after)).To(Equal(quietPoll), "nothing after the previous run to judge yet")
+	g.Expect(after.QuietStart.Message).To(ContainSubstring("after the previous run"))
+	g.Eventually(func() time.Duration { return r.awaitQuiet(ctx, s, after) }, quietWindow, time.Second).Should(BeZero())
+	t.Logf("quiet start after the previous run's end: %+v", *after.QuietStart)
+	g.Expect(after.QuietStart.Outcome).To(Equal(v1alpha1.QuietReached))
+	g.Expect(after.QuietStart.WaitedSeconds).To(BeNumerically("<", quietLeast.Seconds()))
+	calm, _ := strconv.ParseFloat(after.QuietStart.BackgroundCores, 64)
+	g.Expect(calm).To(BeNumerically("<", 0.05), "the neighbour's load before quietStart.after does not count")
 }

@@ -20,6 +20,8 @@ const (
 	// quietLeast is the shortest time a waiting run judges its nodes on: a second of calm
 	// between a neighbour's bursts is not quiet.
 	quietLeast = 10 * time.Second
+	// quietShortest is the shortest span a look judges: three of Kind's 2 s kubelet samples.
+	quietShortest = 6 * time.Second
 	// quietPoll is how often a waiting run looks again: as often as Kind's kubelets refresh
 	// their counters. At 5 s, half the runs of make demo's study waited one whole poll.
 	quietPoll = 2 * time.Second
@@ -59,6 +61,8 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 	// The first look covers the last quietWindow; later ones only the time since the run began
 	// waiting, and at least quietLeast, so a load that had already ended (a study's previous run
 	// on the same node) does not hold the run back once quietLeast of what followed is measured.
+	// Nothing before q.After counts: a study's previous run was its own load, and what it left
+	// behind comes after it.
 	window := cpuacct.Window{Start: now.Add(-quietWindow), End: now}
 	if since := rq.Since.Time; !first {
 		if least := now.Add(-quietLeast); least.Before(since) {
@@ -67,6 +71,13 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 		if since.After(window.Start) {
 			window.Start = since
 		}
+	}
+	if q.After != nil && q.After.After(window.Start) {
+		window.Start = q.After.Time
+	}
+	if window.Duration() < quietShortest {
+		rq.Message = "waiting for " + quietShortest.String() + " after the previous run to judge the nodes on"
+		return quietPoll
 	}
 	req, why := r.serverRequest(ctx, s, window, nil)
 	if why == "" {

@@ -260,8 +260,8 @@ type DatastoreBenchmarkSpec struct {
 	// quiet: what they spent on anything but this datastore (other datastores and their
 	// compactions, other workloads) over the last 30 s at most maxCores; once it waits, only
 	// the time since it began waiting counts (at least the last 10 s), so a load that had
-	// already ended does not hold it back. The nodes are looked at every 5 s. A run that waited
-	// maxWait starts anyway, and its status says so. Needs the operator's CPU accounting
+	// already ended does not hold it back; never what came before quietStart.after. The nodes
+	// are looked at every 2 s. A run that waited maxWait starts anyway, and its status says so. Needs the operator's CPU accounting
 	// (--cpu-accounting-prometheus-url); without it, or for an external target, runs start at
 	// once. Studies set it on every run from spec.background.
 	// +optional
@@ -291,6 +291,12 @@ type QuietStart struct {
 	// +kubebuilder:default="90s"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.quietStart.maxWait must be a duration written like 90s or 2m"
 	MaxWait metav1.Duration `json:"maxWait,omitempty"`
+	// after: the nodes are judged only on what they did after this time, and on at least 6 s
+	// of it. A study sets it to the end of its previous run's measured window: that run's load
+	// was the study's own, not a neighbour's, while what it left behind (a flush, a
+	// compaction) comes after it and still holds the next run back.
+	// +optional
+	After *metav1.Time `json:"after,omitempty"`
 }
 
 // LatencySummary of one operation type, in microseconds.
@@ -453,10 +459,10 @@ type RunQuietStart struct {
 	// waitedSeconds before the clients started.
 	// +optional
 	WaitedSeconds int32 `json:"waitedSeconds,omitempty"`
-	// backgroundCores over the 30 s before the last check (decimal string).
+	// backgroundCores over the span the last check judged (see spec.quietStart; decimal string).
 	// +optional
 	BackgroundCores string `json:"backgroundCores,omitempty"`
-	// message: why the background could not be read.
+	// message: why the background could not be read (yet).
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -233,7 +233,8 @@ type TradeoffStudySpec struct {
 	// Defaults to 20s..2m for closed-loop workloads of a duration. At a fixed rate, or for a
 	// number of operations, throughput cannot show steadiness: every cell then warms up at once
 	// before round 1, for the longer of warmUp and minimum (benchmark <datastore>-warm, which
-	// loads the data; its figures are discarded), and every run warms up for warmUp.
+	// loads the data, one cell at a time; its figures are discarded), and every run warms up
+	// for warmUp.
 	// +optional
 	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the
@@ -444,6 +445,10 @@ type TradeoffStudyStatus struct {
 	// rounds in the schedule: spec.repetitions, plus those spec.precision added.
 	// +optional
 	Rounds int32 `json:"rounds,omitempty"`
+	// lastRunEnd: when the latest recorded run's (or the warm-up's) measured window ended. The
+	// next run's quiet start looks only at what followed (quietStart.after of its benchmark).
+	// +optional
+	LastRunEnd *metav1.Time `json:"lastRunEnd,omitempty"`
 	// paretoFrontier: cells not dominated in (rank, throughput).
 	// +optional
 	// +listType=set

@@ -83,6 +83,9 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			QuietStart: quietStart(&study.Spec),
 		},
 	}
+	if q := b.Spec.QuietStart; q != nil {
+		q.After = study.Status.LastRunEnd.DeepCopy()
+	}
 	if k == 0 && attempt == 0 {
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
 	}
@@ -198,4 +201,16 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 		return out, true
 	}
 	return v1alpha1.StudyRun{}, false
+}
+
+// Ended is when the latest of a benchmark's succeeded runs ended its measured window, nil
+// before one did.
+func Ended(b *v1alpha1.DatastoreBenchmark) *metav1.Time {
+	var end *metav1.Time
+	for _, r := range b.Status.Runs {
+		if r.Phase == v1alpha1.RunSucceeded && r.CompletionTime != nil && (end == nil || end.Before(r.CompletionTime)) {
+			end = r.CompletionTime
+		}
+	}
+	return end.DeepCopy()
 }

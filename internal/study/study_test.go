@@ -447,6 +447,26 @@ func TestRunsWaitForQuietNodes(t *testing.T) {
 			}
 		}
 	}
+
+	// The next run judges its nodes only on what followed the study's latest run: Ended picks
+	// the latest succeeded window of a benchmark, and Benchmark passes it on as after.
+	st.Spec.Background = nil
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	b := &v1alpha1.DatastoreBenchmark{Status: v1alpha1.DatastoreBenchmarkStatus{Runs: []v1alpha1.BenchmarkRun{
+		{Phase: v1alpha1.RunSucceeded, CompletionTime: ptr.To(metav1.NewTime(t0))},
+		{Phase: v1alpha1.RunFailed, CompletionTime: ptr.To(metav1.NewTime(t0.Add(time.Minute)))},
+		{Phase: v1alpha1.RunSucceeded, CompletionTime: ptr.To(metav1.NewTime(t0.Add(20 * time.Second)))},
+	}}}
+	if q := Benchmark(st, cell, 1).Spec.QuietStart; q.After != nil {
+		t.Errorf("before any run ended, quiet start after %v; want unset", q.After)
+	}
+	st.Status.LastRunEnd = Ended(b)
+	if q := Benchmark(st, cell, 1).Spec.QuietStart; q.After == nil || !q.After.Time.Equal(t0.Add(20*time.Second)) {
+		t.Errorf("quiet start after %v; want the latest succeeded run's end %v", q.After, t0.Add(20*time.Second))
+	}
+	if Ended(&v1alpha1.DatastoreBenchmark{}) != nil {
+		t.Error("a benchmark without runs has no end")
+	}
 }
 
 // A cell's first run warms the datastore up until steady, within the study's bounds or the
