@@ -296,8 +296,8 @@ func hbaseSite(c Topology, s security) map[string]string {
 		// A client certificate is checked against the CA; a client's host name cannot be
 		// (pod addresses reverse-resolve to nothing it was issued for).
 		p["hbase.server.netty.tls.verify.client.hostname"] = "false"
-		p["hbase.rpc.tls.keystore.location"] = l.TLSDir + "/tls-combined.pem"
-		p["hbase.rpc.tls.keystore.type"] = "PEM"
+		p["hbase.rpc.tls.keystore.location"] = newTLSContext(l, ch).keyStore
+		p["hbase.rpc.tls.keystore.type"] = keyStoreType
 		// The servers are each other's clients: nodeToNode decides whether they use TLS.
 		p["hbase.client.netty.tls.enabled"] = fmt.Sprint(s.tlsPeers)
 	}
@@ -349,18 +349,44 @@ func rpcClient(c Topology, enc v1alpha1.EffectiveEncryption) map[string]string {
 	// A client that can use TLS does, as Cassandra's do: it then keeps working when a roll
 	// moves the servers from Optional to Required.
 	if ch := enc.ClientToNode; ch.Mode != v1alpha1.ChannelDisabled {
+		tc := newTLSContext(c.Layout, ch)
 		p["hbase.client.netty.tls.enabled"] = "true"
-		p["hbase.rpc.tls.truststore.location"] = c.Layout.TrustDir + "/" + certs.TrustStoreKey
-		p["hbase.rpc.tls.truststore.type"] = "PKCS12"
-		p["hbase.rpc.tls.enabledProtocols"] = joinProtocols(ch.Protocols)
-		p["hbase.rpc.tls.protocol"] = string(ch.Protocols[len(ch.Protocols)-1])
-		p["hbase.rpc.tls.ciphersuites"] = strings.Join(jsseNames(ch.CipherSuites), ",")
+		p["hbase.rpc.tls.truststore.location"] = tc.trustStore
+		p["hbase.rpc.tls.truststore.type"] = trustStoreType
+		p["hbase.rpc.tls.enabledProtocols"] = tc.protocols
+		p["hbase.rpc.tls.protocol"] = tc.protocol
+		p["hbase.rpc.tls.ciphersuites"] = tc.suites
 		// A renewed certificate and a trust bundle that gained a CA are picked up without a
 		// restart, by servers and clients alike: a client that kept the trust it started with
 		// could not connect anywhere once a CA rotation re-issued the servers' certificates.
 		p["hbase.rpc.tls.certReload"] = "true"
 	}
 	return p
+}
+
+// keyStoreType and trustStoreType: cert-manager's combined PEM (key and chain in one file, which
+// HBase and ZooKeeper reload in place) and the trust bundle's PKCS#12 store.
+const (
+	keyStoreType   = "PEM"
+	trustStoreType = "PKCS12"
+)
+
+// tlsContext is what every JDK TLS context of a role reads, whether HBase RPC's or ZooKeeper's,
+// server or client: the node certificate, the trust store, and the channel's protocols (the
+// last one preferred) and suites in the JDK's names.
+type tlsContext struct{ keyStore, trustStore, protocols, protocol, suites string }
+
+func newTLSContext(l Layout, ch v1alpha1.EffectiveChannel) tlsContext {
+	tc := tlsContext{
+		keyStore:   l.TLSDir + "/tls-combined.pem",
+		trustStore: l.TrustDir + "/" + certs.TrustStoreKey,
+		protocols:  joinProtocols(ch.Protocols),
+		suites:     strings.Join(jsseNames(ch.CipherSuites), ","),
+	}
+	if n := len(ch.Protocols); n > 0 {
+		tc.protocol = string(ch.Protocols[n-1])
+	}
+	return tc
 }
 
 func joinProtocols(ps []v1alpha1.TLSProtocol) string {
@@ -505,13 +531,13 @@ func zooKeeperTLS(c Topology, s security) []string {
 // zooKeeperTLSFiles are the keystore, trust store, protocols and suites of one of ZooKeeper's
 // TLS contexts (prefix "ssl." for clients, "ssl.quorum." for the ensemble), or of its client.
 func zooKeeperTLSFiles(c Topology, prefix string, ch v1alpha1.EffectiveChannel) []string {
-	l := c.Layout
+	tc := newTLSContext(c.Layout, ch)
 	return []string{
-		prefix + "keyStore.location=" + l.TLSDir + "/tls-combined.pem", prefix + "keyStore.type=PEM",
-		prefix + "trustStore.location=" + l.TrustDir + "/" + certs.TrustStoreKey, prefix + "trustStore.type=PKCS12",
-		prefix + "enabledProtocols=" + joinProtocols(ch.Protocols),
-		prefix + "protocol=" + string(ch.Protocols[len(ch.Protocols)-1]),
-		prefix + "ciphersuites=" + strings.Join(jsseNames(ch.CipherSuites), ","),
+		prefix + "keyStore.location=" + tc.keyStore, prefix + "keyStore.type=" + keyStoreType,
+		prefix + "trustStore.location=" + tc.trustStore, prefix + "trustStore.type=" + trustStoreType,
+		prefix + "enabledProtocols=" + tc.protocols,
+		prefix + "protocol=" + tc.protocol,
+		prefix + "ciphersuites=" + tc.suites,
 	}
 }
 
