@@ -20,16 +20,15 @@ import (
 // Defaults of the probe pool.
 const (
 	DefaultProbeWorkers = 4
-	// DefaultProbeDeadline bounds the scan of one endpoint: a healthy one answers its few
-	// hundred handshakes in seconds; one that accepts connections and never answers would hold
-	// a worker for minutes.
+	// DefaultProbeDeadline bounds the scan of one endpoint: a healthy one answers its dozen or
+	// so handshakes in a second; one that answers each slowly would hold a worker for minutes.
 	DefaultProbeDeadline = 60 * time.Second
 )
 
 // probePool scans endpoints off the reconcile path. A reconcile asks for a scan of its
 // datastore's endpoints and returns at once; a bounded set of workers scans them, each endpoint
 // within its own deadline, and wakes the datastore's reconcile when its last endpoint is done,
-// which then records the results. A black-holed endpoint holds one worker for at most the
+// which then records the results. A slow or black-holed endpoint holds one worker for at most the
 // deadline and never a reconcile, so other datastores go on being reconciled and probed.
 type probePool struct {
 	prober   Prober

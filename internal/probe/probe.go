@@ -60,8 +60,6 @@ type Options struct {
 	ServerName string
 	// Timeout bounds each connection. Defaults to 2s.
 	Timeout time.Duration
-	// Concurrency bounds parallel connections. Defaults to 16.
-	Concurrency int
 	// Plaintext selects the plaintext test.
 	Plaintext Plaintext
 	// Versions to try; defaults to TLS 1.0 through 1.3.
@@ -138,9 +136,6 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Second
 	}
-	if opts.Concurrency == 0 {
-		opts.Concurrency = 16
-	}
 	if opts.Versions == nil {
 		opts.Versions = []uint16{crypto.VersionTLS10, crypto.VersionTLS11, crypto.VersionTLS12, crypto.VersionTLS13}
 	}
@@ -154,27 +149,21 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 	}
 	_ = conn.Close()
 
-	type job struct{ version, suite uint16 }
-	var jobs []job
-	for _, v := range opts.Versions {
-		for _, s := range crypto.All() {
-			if s.SupportsVersion(v) {
-				jobs = append(jobs, job{v, s.ID})
-			}
-		}
-	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, opts.Concurrency)
-	for _, j := range jobs {
+	for _, v := range opts.Versions {
+		var offer []uint16
+		for _, s := range crypto.All() {
+			if s.SupportsVersion(v) {
+				offer = append(offer, s.ID)
+			}
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			if p.accepts(ctx, j.version, j.suite) {
+			if accepted := p.acceptedSuites(ctx, v, offer); len(accepted) > 0 {
 				mu.Lock()
-				res.Suites[j.version] = append(res.Suites[j.version], j.suite)
+				res.Suites[v] = accepted
 				mu.Unlock()
 			}
 		}()
@@ -230,23 +219,45 @@ func (p *prober) dial(ctx context.Context) (net.Conn, error) {
 	return conn, nil
 }
 
-// accepts offers exactly one suite at exactly one version and reports whether the server
-// chose it.
-func (p *prober) accepts(ctx context.Context, version, suite uint16) bool {
-	hello, err := clientHello(p.opts.ServerName, version, []uint16{suite})
+// acceptedSuites finds every suite of offer the server accepts at version. A server that
+// accepts any offered suite chooses one of them, so offering all that are left and taking out
+// the chosen one until the server refuses finds the same set as offering each suite alone, in
+// one handshake per accepted suite and one more, not one per suite: about 390 handshakes per
+// endpoint before, each a refusal in the server's log.
+func (p *prober) acceptedSuites(ctx context.Context, version uint16, offer []uint16) []uint16 {
+	offer = slices.Clone(offer)
+	var accepted []uint16
+	for len(offer) > 0 {
+		chosen, ok := p.choose(ctx, version, offer)
+		i := slices.Index(offer, chosen)
+		if !ok || i < 0 { // refused, or chose what was not offered: nothing more to believe
+			break
+		}
+		accepted = append(accepted, chosen)
+		offer = slices.Delete(offer, i, i+1)
+	}
+	return accepted
+}
+
+// choose offers suites at exactly one version and returns the suite the server chose.
+func (p *prober) choose(ctx context.Context, version uint16, suites []uint16) (uint16, bool) {
+	hello, err := clientHello(p.opts.ServerName, version, suites)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	conn, err := p.dial(ctx)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer conn.Close()
 	if _, err := conn.Write(hello); err != nil {
-		return false
+		return 0, false
 	}
 	sh, err := readServerHello(conn)
-	return err == nil && sh.CipherSuite == suite && sh.Version == version
+	if err != nil || sh.Version != version {
+		return 0, false
+	}
+	return sh.CipherSuite, true
 }
 
 // cqlPlaintext sends a CQL v4 OPTIONS frame; a server that accepts plaintext answers SUPPORTED.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,6 +84,43 @@ func TestScanFindsExactlyTheTLS12SuitesAGoServerAllows(t *testing.T) {
 	}
 	if res.ClientAuthRequired == nil || *res.ClientAuthRequired {
 		t.Errorf("client auth required = %v, want false", res.ClientAuthRequired)
+	}
+}
+
+// The scan offers every suite left and takes out the chosen one: a handshake per accepted
+// suite and one refusal per version, plus the reachability check and the full handshake for
+// the certificate, where offering suites one at a time took one per catalogue suite (389).
+func TestScanNeedsAHandshakePerAcceptedSuite(t *testing.T) {
+	cert := serverCert(t, false).TLS
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connections atomic.Int32
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}
+	addr := serve(t, ln, func(c net.Conn) {
+		connections.Add(1)
+		tc := tls.Server(c, cfg)
+		_ = tc.Handshake()
+		_, _ = tc.Read(make([]byte, 1))
+	})
+	res, err := Scan(context.Background(), addr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.VersionNames(); !reflect.DeepEqual(got, []string{"TLSv1.2", "TLSv1.3"}) {
+		t.Errorf("versions %v", got)
+	}
+	if got := len(res.Suites[crypto.VersionTLS12]) + len(res.Suites[crypto.VersionTLS13]); got != 2+3 {
+		t.Errorf("%d suites accepted, want the 2 of TLS 1.2 and Go's 3 of TLS 1.3: %v", got, res.SuiteNames())
+	}
+	// 2 + 1 (TLS 1.2), 3 + 1 (TLS 1.3), 1 each for TLS 1.0 and 1.1, the reachability check, the
+	// full handshake.
+	if n := connections.Load(); n > 11 {
+		t.Errorf("%d connections for a scan, want at most 11", n)
+	} else {
+		t.Logf("%d connections for a scan", n)
 	}
 }
 
