@@ -23,14 +23,17 @@ func started(b *v1alpha1.DatastoreBenchmark) bool {
 	return len(b.Status.Runs) > 0 || meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionLoaded) != nil
 }
 
-// load runs the load phase once.
+// maxLoadAttempts bounds how often a load with failed inserts runs.
+const maxLoadAttempts = 3
+
+// load runs the load phase, again where some inserts failed (see status.loadAttempts).
 func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkScope) (ctrl.Result, error) {
 	b := s.b
 	if b.Spec.SkipLoad || isTrue(b.Status.Conditions, v1alpha1.ConditionLoaded) {
 		return ctrl.Result{}, nil
 	}
 	b.Status.Phase = v1alpha1.BenchmarkLoading
-	job, err := r.job(s, benchmark.PhaseLoad, 0)
+	job, err := r.job(s, benchmark.PhaseLoad, b.Status.LoadAttempts)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -39,12 +42,20 @@ func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkSco
 		return ctrl.Result{}, waitOr(err)
 	}
 	switch {
+	case out.Failed == "" && out.Invalid == "" && out.Summary.Errors > 0 && b.Status.LoadAttempts+1 < maxLoadAttempts:
+		b.Status.LoadAttempts++
+		r.Recorder.Eventf(b, nil, "Warning", v1alpha1.ReasonLoadRetried, "Load", "the load had %d failed inserts (first: %s): loading again, attempt %d of %d",
+			out.Summary.Errors, out.Summary.FirstError, b.Status.LoadAttempts+1, maxLoadAttempts)
 	case out.Failed != "":
 		r.fail(b, v1alpha1.ReasonLoadFailed, "the load phase failed: "+out.Failed)
 	case out.Invalid != "":
 		r.fail(b, v1alpha1.ReasonLoadFailed, "the load phase did not complete: "+out.Invalid)
 	case out.Summary.Errors > 0:
-		r.fail(b, v1alpha1.ReasonLoadFailed, fmt.Sprintf("the load phase had %d failed inserts (first: %s)", out.Summary.Errors, out.Summary.FirstError))
+		attempts := ""
+		if n := b.Status.LoadAttempts; n > 0 {
+			attempts = fmt.Sprintf(", in the last of %d attempts", n+1)
+		}
+		r.fail(b, v1alpha1.ReasonLoadFailed, fmt.Sprintf("the load phase had %d failed inserts (first: %s)%s", out.Summary.Errors, out.Summary.FirstError, attempts))
 	case out.Summary.Operations == 0:
 		// A client that could not connect (a refused login) may still write an empty summary.
 		r.fail(b, v1alpha1.ReasonLoadFailed, "the load phase inserted no record: the client could not reach the datastore (its log says why)")

@@ -147,9 +147,11 @@ const (
 	ReasonTargetNotMeasurable = "TargetNotMeasurable"
 	ReasonLoaded              = "Loaded"
 	ReasonLoadFailed          = "LoadFailed"
-	ReasonRunFailed           = "RunFailed"
-	ReasonTooManyInvalidRuns  = "TooManyInvalidRuns"
-	ReasonSucceeded           = "Succeeded"
+	// ReasonLoadRetried is an event's: a load with failed inserts runs again.
+	ReasonLoadRetried        = "LoadRetried"
+	ReasonRunFailed          = "RunFailed"
+	ReasonTooManyInvalidRuns = "TooManyInvalidRuns"
+	ReasonSucceeded          = "Succeeded"
 )
 
 // Reasons of a study's Ready, Progressing and Complete conditions (Progressing True carries

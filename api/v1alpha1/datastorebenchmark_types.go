@@ -528,6 +528,11 @@ type DatastoreBenchmarkStatus struct {
 	// +listType=map
 	// +listMapKey=index
 	Runs []BenchmarkRun `json:"runs,omitempty"`
+	// loadAttempts: load Jobs run after the first. A load in which some inserts failed (a
+	// node too busy to answer in time) runs again, up to 3 times in all: inserts write whole
+	// records by key, so a second pass completes the data.
+	// +optional
+	LoadAttempts int32 `json:"loadAttempts,omitempty"`
 	// medianThroughputOpsPerSec over valid runs.
 	// +optional
 	MedianThroughputOpsPerSec int64 `json:"medianThroughputOpsPerSec,omitempty"`

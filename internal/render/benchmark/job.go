@@ -62,7 +62,8 @@ const (
 type Job struct {
 	Benchmark *v1alpha1.DatastoreBenchmark
 	Target    Target
-	// Phase: PhaseLoad or PhaseRun; Run is the run's index for PhaseRun.
+	// Phase: PhaseLoad or PhaseRun; Run is the run's index for PhaseRun, the attempt's for
+	// PhaseLoad.
 	Phase string
 	Run   int32
 	// Image of the k6 client.
@@ -85,6 +86,9 @@ func Measurable(b *v1alpha1.DatastoreBenchmark, t Target) error {
 // Name of a benchmark's Job.
 func Name(b *v1alpha1.DatastoreBenchmark, phase string, run int32) string {
 	if phase == PhaseLoad {
+		if run > 0 {
+			return fmt.Sprintf("%s-load-%d", b.Name, run)
+		}
 		return b.Name + "-load"
 	}
 	return fmt.Sprintf("%s-run-%d", b.Name, run)
@@ -100,7 +104,7 @@ func PodLabels(b *v1alpha1.DatastoreBenchmark, phase string, run int32) map[stri
 		LabelBenchmark:                 b.Name,
 		LabelPhase:                     phase,
 	}
-	if phase == PhaseRun {
+	if phase == PhaseRun || run > 0 { // a load's attempts after the first too
 		l[LabelRun] = strconv.Itoa(int(run))
 	}
 	return l
