@@ -75,11 +75,11 @@ func (r *DatastoreBenchmarkReconciler) awaitQuiet(ctx context.Context, s *benchm
 	if q.After != nil && q.After.After(window.Start) {
 		window.Start = q.After.Time
 	}
-	if window.Duration() < quietShortest {
+	req, why := r.serverRequest(ctx, s, window, nil)
+	if why == "" && window.Duration() < quietShortest {
 		rq.Message = "waiting for " + quietShortest.String() + " after the previous run to judge the nodes on"
 		return quietPoll
 	}
-	req, why := r.serverRequest(ctx, s, window, nil)
 	if why == "" {
 		res, err := r.Options.CPUAccounting.Account(ctx, req)
 		if err == nil {

@@ -312,7 +312,7 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 	}
 	g.Eventually(func(g Gomega) {
 		g.Expect(condition(getStudy(g, "wt").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring("its load waits for"))
-	}).Should(Succeed())
+	}, 90*time.Second).Should(Succeed(), "once both datastores are verified")
 	finishJob(t, g, loadsFirst+"-warm-load", 0, summaryJSON(t, "load", 1000, 0))
 	g.Eventually(warmUps).Should(HaveLen(2), "once the first load is done, the second cell loads while the first warms up")
 	for _, ds := range []string{loadsFirst, loadsNext} {
