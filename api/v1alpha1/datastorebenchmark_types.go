@@ -261,9 +261,9 @@ type DatastoreBenchmarkSpec struct {
 	// compactions, other workloads) over the last 30 s at most maxCores; once it waits, only
 	// the time since it began waiting counts (at least the last 10 s), so a load that had
 	// already ended does not hold it back; never what came before quietStart.after. The nodes
-	// are looked at every 2 s. A run that waited maxWait starts anyway, and its status says so. Needs the operator's CPU accounting
-	// (--cpu-accounting-prometheus-url); without it, or for an external target, runs start at
-	// once. Studies set it on every run from spec.background.
+	// are looked at every 2 s. A run that waited maxWait starts anyway, and its status says so.
+	// Needs the operator's CPU accounting (--cpu-accounting-prometheus-url); without it, or for
+	// an external target, runs start at once. Studies set it on every run from spec.background.
 	// +optional
 	QuietStart *QuietStart `json:"quietStart,omitempty"`
 	// prometheus output.
