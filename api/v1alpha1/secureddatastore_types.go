@@ -24,7 +24,23 @@ type StorageSpec struct {
 	// storageClassName of the volume claims; empty uses the cluster default.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+	// whenDeleted: what becomes of the volume claims (every role's, for HBase) when the
+	// datastore is deleted. Retain (the default) keeps them, so the data outlives a mistaken
+	// delete, and a datastore created again under the same name finds it; Delete removes them
+	// with the datastore. A TradeoffStudy's cells use Delete: their data is the benchmark's.
+	// +optional
+	// +kubebuilder:default=Retain
+	WhenDeleted VolumeRetention `json:"whenDeleted,omitempty"`
 }
+
+// VolumeRetention says whether a datastore's volume claims outlive it.
+// +kubebuilder:validation:Enum=Retain;Delete
+type VolumeRetention string
+
+const (
+	VolumeRetain VolumeRetention = "Retain"
+	VolumeDelete VolumeRetention = "Delete"
+)
 
 // CassandraTopology is the shape of a Cassandra cluster: one datacenter of identical nodes.
 // +kubebuilder:validation:XValidation:rule="!has(self.heap) || !has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || quantity(string(self.heap)).isLessThan(quantity(string(self.resources.limits['memory'])))",message="spec.cassandra.heap must be less than spec.cassandra.resources.limits.memory: the JVM needs memory beyond its heap and the kernel kills a container at its limit; leave heap unset (half the limit) or lower it"

@@ -51,3 +51,21 @@ func TestObserveCell(t *testing.T) {
 		})
 	}
 }
+
+// A cell's volumes hold the benchmark's rows only: they go with its datastore, so a study run
+// again under the same name starts from empty disks and leaves no claims behind.
+func TestCellDatastoresDeleteTheirVolumes(t *testing.T) {
+	for _, engine := range []v1alpha1.Engine{v1alpha1.EngineCassandra, v1alpha1.EngineHBase} {
+		study := &v1alpha1.TradeoffStudy{Spec: v1alpha1.TradeoffStudySpec{Template: v1alpha1.DatastoreTemplate{Engine: engine}}}
+		ds := Datastore(study, &v1alpha1.StudyCell{Datastore: "s-c0", Profile: "plaintext", Nodes: 3})
+		var got v1alpha1.VolumeRetention
+		if engine == v1alpha1.EngineCassandra {
+			got = ds.Spec.Cassandra.Storage.WhenDeleted
+		} else {
+			got = ds.Spec.HBase.Storage.WhenDeleted
+		}
+		if got != v1alpha1.VolumeDelete {
+			t.Errorf("%s cell: storage.whenDeleted %q; want Delete", engine, got)
+		}
+	}
+}

@@ -47,12 +47,14 @@ func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha
 			ds.Spec.Cassandra = t.Cassandra.DeepCopy()
 		}
 		ds.Spec.Cassandra.Nodes = ptr.To(cell.Nodes)
+		ds.Spec.Cassandra.Storage.WhenDeleted = v1alpha1.VolumeDelete
 	case v1alpha1.EngineHBase:
 		ds.Spec.HBase = &v1alpha1.HBaseTopology{}
 		if t.HBase != nil {
 			ds.Spec.HBase = t.HBase.DeepCopy()
 		}
 		ds.Spec.HBase.RegionServers = ptr.To(cell.Nodes)
+		ds.Spec.HBase.Storage.WhenDeleted = v1alpha1.VolumeDelete
 	}
 	if cell.Acceleration == v1alpha1.AccelerationEmulatedOff {
 		ds.Spec.Placement = &v1alpha1.PlacementSpec{EmulateNoAcceleration: true}

@@ -19,6 +19,7 @@ import (
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/datakeys"
+	"secured.dev/operator/internal/render/podtemplate"
 	goldenfile "secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
 )
@@ -210,5 +211,14 @@ func TestConfigHashFollowsConfiguration(t *testing.T) {
 	step, err := AppliedStep(build(t, ds, enc).StatefulSet)
 	if err != nil || step == nil || step.Encryption.ClientToNode.CipherSuites[0] != "TLS_AES_256_GCM_SHA384" {
 		t.Errorf("the applied step does not round-trip: %+v %v", step, err)
+	}
+}
+
+// A datastore that asks for its volumes to go with it gets the StatefulSet's Delete policy.
+func TestVolumeClaimsGoWithTheDatastoreWhenAsked(t *testing.T) {
+	ds, enc := sampleDatastore(t, "secureddatastore-cassandra-tls13.yaml")
+	ds.Spec.Cassandra.Storage.WhenDeleted = v1alpha1.VolumeDelete
+	if p := build(t, ds, enc).StatefulSet.Spec.PersistentVolumeClaimRetentionPolicy; *p != *podtemplate.Claims(v1alpha1.VolumeDelete) {
+		t.Errorf("retention policy %+v; want %+v", p, podtemplate.Claims(v1alpha1.VolumeDelete))
 	}
 }

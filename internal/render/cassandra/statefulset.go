@@ -46,7 +46,7 @@ func statefulSet(c Cluster, n Names, cm *corev1.ConfigMap) (*appsv1.StatefulSet,
 			// One node joins the ring at a time: concurrent bootstraps corrupt token ranges.
 			PodManagementPolicy:                  appsv1.OrderedReadyPodManagement,
 			UpdateStrategy:                       appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			PersistentVolumeClaimRetentionPolicy: podtemplate.RetainClaims(),
+			PersistentVolumeClaimRetentionPolicy: podtemplate.Claims(topo.Storage.WhenDeleted),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds), Annotations: map[string]string{ConfigHashAnnotation: podtemplate.ConfigHash(cm.Data, c.CertSecret)}},
 				Spec:       pod,

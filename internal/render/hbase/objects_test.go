@@ -16,6 +16,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
 )
@@ -186,6 +187,22 @@ func TestEveryFileRestartsTheRolesThatReadIt(t *testing.T) {
 		}
 		if readers == 0 {
 			t.Errorf("no role reads %s: add it to filesRead", name)
+		}
+	}
+}
+
+// A datastore that asks for its volumes to go with it gets the Delete policy on every role: the
+// NameNode's and ZooKeeper's metadata are as much its data as the DataNodes' blocks.
+func TestVolumeClaimsGoWithTheDatastoreWhenAsked(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	ds.Spec.HBase.Storage.WhenDeleted = v1alpha1.VolumeDelete
+	objs, err := Build(clusterOf(ds, enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sts := range objs.StatefulSets {
+		if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; *p != *podtemplate.Claims(v1alpha1.VolumeDelete) {
+			t.Errorf("StatefulSet %s: retention policy %+v; want %+v", sts.Name, p, podtemplate.Claims(v1alpha1.VolumeDelete))
 		}
 	}
 }

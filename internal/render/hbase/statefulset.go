@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
 )
@@ -40,7 +41,7 @@ func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash, c
 			// ZooKeeper servers and DataNodes may start together; ordering buys nothing.
 			PodManagementPolicy:                  appsv1.ParallelPodManagement,
 			UpdateStrategy:                       appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-			PersistentVolumeClaimRetentionPolicy: podtemplate.RetainClaims(),
+			PersistentVolumeClaimRetentionPolicy: podtemplate.Claims(whenDeleted(ds)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: Labels(ds, r), Annotations: annotations},
 				Spec: corev1.PodSpec{
@@ -68,6 +69,15 @@ func persistent(r Role) bool { return r == ZooKeeper || r == NameNode || r == Da
 
 // dataClaim: DataNodes hold the data (spec.hbase.storage, 10 GiB by default); ZooKeeper and
 // the NameNode hold metadata (1 GiB).
+// whenDeleted applies spec.hbase.storage's choice to every role's claims: a datastore's data is
+// all of them, the DataNodes' blocks and the NameNode's and ZooKeeper's metadata alike.
+func whenDeleted(ds *v1alpha1.SecuredDatastore) v1alpha1.VolumeRetention {
+	if ds.Spec.HBase == nil {
+		return v1alpha1.VolumeRetain
+	}
+	return ds.Spec.HBase.Storage.WhenDeleted
+}
+
 func dataClaim(s Cluster, r Role) corev1.PersistentVolumeClaim {
 	ds := s.Datastore
 	size := resource.MustParse("1Gi")

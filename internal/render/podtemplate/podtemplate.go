@@ -102,11 +102,15 @@ func PreferSameHost(weight int32, labels map[string]string) corev1.WeightedPodAf
 		TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}}
 }
 
-// RetainClaims keeps a StatefulSet's volumes when it is deleted or scaled down: data is never
-// lost by accident.
-func RetainClaims() *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+// Claims keeps a StatefulSet's volumes when it is scaled down (a node that comes back finds its
+// data), and when it is deleted unless the datastore asks for them to go with it.
+func Claims(whenDeleted v1alpha1.VolumeRetention) *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+	deleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if whenDeleted == v1alpha1.VolumeDelete {
+		deleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
 	return &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-		WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+		WhenDeleted: deleted, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 	}
 }
 
