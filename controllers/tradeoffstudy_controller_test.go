@@ -270,9 +270,9 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	}).Should(Succeed())
 }
 
-// At a fixed rate a run cannot judge its own warm-up, so every cell warms up at once before
-// round 1: each cell's warm-up benchmark loads its data, and no measured run starts until
-// every live cell is warm; round 1's runs then skip the load.
+// At a fixed rate a run cannot judge its own warm-up, so every cell warms up before round 1, one
+// at a time once all of them are up: each cell's warm-up benchmark loads its data, and no
+// measured run starts until every live cell is warm; round 1's runs then skip the load.
 func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 	g := NewWithT(t)
 	create(t, plaintextProfile("wt-plain"))
@@ -292,10 +292,6 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 		},
 	}
 	create(t, s)
-	serveCell(t, "wt-c0", "127.0.0.96", 7296)
-	serveCell(t, "wt-c1", "127.0.0.97", 7297)
-
-	// Cells warm up together but load one at a time: the first warm-up to start loads alone.
 	warmUps := func() (names []string) {
 		for _, ds := range []string{"wt-c0", "wt-c1"} {
 			if env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: ds + "-warm"}, &v1alpha1.DatastoreBenchmark{}) == nil {
@@ -304,40 +300,53 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 		}
 		return names
 	}
-	g.Eventually(warmUps, 90*time.Second).ShouldNot(BeEmpty(), "a cell warms up as soon as its datastore is verified")
-	g.Consistently(warmUps, 2*time.Second).Should(HaveLen(1), "the other cell's load waits")
-	loadsFirst, loadsNext := warmUps()[0], "wt-c1"
-	if loadsFirst == loadsNext {
-		loadsNext = "wt-c0"
+
+	// A cell that is up waits while another still comes up: warm-ups on a machine busy
+	// starting JVMs time out.
+	serveCell(t, "wt-c0", "127.0.0.96", 7296)
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(getStudy(g, "wt").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(
+			MatchRegexp(`^round 1 waits for the cells to warm up, one at a time: wt-(plain|tls)-on-1 \(provisioning\), wt-(plain|tls)-on-1 \(waits for every cell to be up\)$`))
+	}, 90*time.Second).Should(Succeed())
+	g.Consistently(warmUps, 2*time.Second).Should(BeEmpty(), "no warm-up while a cell provisions")
+
+	// Then one cell warms up, load and warm-up, while the other waits for all of it.
+	serveCell(t, "wt-c1", "127.0.0.97", 7297)
+	g.Eventually(warmUps, 90*time.Second).ShouldNot(BeEmpty(), "a cell warms up once every datastore is verified")
+	g.Consistently(warmUps, 2*time.Second).Should(HaveLen(1), "the other cell waits")
+	first, next := warmUps()[0], "wt-c1"
+	if first == next {
+		next = "wt-c0"
 	}
 	g.Eventually(func(g Gomega) {
-		g.Expect(condition(getStudy(g, "wt").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring("its load waits for"))
-	}, 90*time.Second).Should(Succeed(), "once both datastores are verified")
-	finishJob(t, g, loadsFirst+"-warm-load", 0, summaryJSON(t, "load", 1000, 0))
-	g.Eventually(warmUps).Should(HaveLen(2), "once the first load is done, the second cell loads while the first warms up")
-	for _, ds := range []string{loadsFirst, loadsNext} {
+		g.Expect(condition(getStudy(g, "wt").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring("'s warm-up)"))
+	}).Should(Succeed())
+	finishJob(t, g, first+"-warm-load", 0, summaryJSON(t, "load", 1000, 0))
+	g.Consistently(warmUps, 2*time.Second).Should(HaveLen(1), "the next cell waits for the whole warm-up, not only the load")
+	finishJob(t, g, first+"-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	g.Eventually(warmUps).Should(HaveLen(2), "once the first warm-up is done, the next cell's starts")
+	for _, ds := range []string{first, next} {
 		b := &v1alpha1.DatastoreBenchmark{}
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: ds + "-warm"}, b)).To(Succeed())
 		g.Expect(b.Spec.SkipLoad).To(BeFalse(), "the warm-up of %s loads the data", ds)
 		g.Expect(b.Spec.WarmUp.Duration).To(Equal(40 * time.Second))
-		g.Expect(b.Spec.QuietStart).To(BeNil(), "cells warm up together, not each on a quiet machine")
+		g.Expect(b.Spec.QuietStart).To(BeNil(), "a warm-up's figures are discarded")
 	}
 
 	// One cell warm: round 1 still waits, and says for what.
-	finishJob(t, g, loadsFirst+"-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
 	g.Eventually(func(g Gomega) {
 		st := getStudy(g, "wt")
 		g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionProgressing).Message).To(
-			MatchRegexp(`^round 1 waits for every cell to warm up together: wt-(plain|tls)-on-1 \(Loading\)$`))
+			MatchRegexp(`^round 1 waits for the cells to warm up, one at a time: wt-(plain|tls)-on-1 \(Loading\)$`))
 	}).Should(Succeed())
-	first := getStudy(g, "wt")
-	firstBench := study.BenchmarkName(cellOf(g, first, first.Status.Schedule[0]).Datastore, 0)
+	firstStudy := getStudy(g, "wt")
+	firstBench := study.BenchmarkName(cellOf(g, firstStudy, firstStudy.Status.Schedule[0]).Datastore, 0)
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: firstBench}, &v1alpha1.DatastoreBenchmark{}))
 	}, 2*time.Second).Should(BeTrue(), "no measured run while a cell is still cold")
 
-	finishJob(t, g, loadsNext+"-warm-load", 0, summaryJSON(t, "load", 1000, 0))
-	finishJob(t, g, loadsNext+"-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	finishJob(t, g, next+"-warm-load", 0, summaryJSON(t, "load", 1000, 0))
+	finishJob(t, g, next+"-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
 	var b v1alpha1.DatastoreBenchmark
 	g.Eventually(func() error {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: firstBench}, &b)

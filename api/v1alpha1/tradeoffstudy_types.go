@@ -231,10 +231,10 @@ type TradeoffStudySpec struct {
 	// steadyWarmUp: before the first measured run of each cell, warm the datastore up until its
 	// throughput is steady, between minimum and maximum; later runs warm up for warmUp.
 	// Defaults to 20s..2m for closed-loop workloads of a duration. At a fixed rate, or for a
-	// number of operations, throughput cannot show steadiness: every cell then warms up at once
-	// before round 1, for the longer of warmUp and minimum (benchmark <datastore>-warm, which
-	// loads the data, one cell at a time; its figures are discarded), and every run warms up
-	// for warmUp.
+	// number of operations, throughput cannot show steadiness: once every cell is up, each
+	// warms up in turn before round 1, for the longer of warmUp and minimum (benchmark
+	// <datastore>-warm, which loads the data; its figures are discarded), and every run warms
+	// up for warmUp.
 	// +optional
 	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the

@@ -101,8 +101,8 @@ const method = "Throughput per cell: median of the valid repetitions, 95% confid
 	"measures every cell once, in a fresh random order. A cell's first run follows a warm-up that lasts until its " +
 	"throughput is steady (the last 10 seconds within a 10% coefficient of variation and without a trend over 5%, " +
 	"between spec.steadyWarmUp's minimum and maximum); later runs warm up for spec.warmUp. At a fixed rate or a fixed " +
-	"operation count, where throughput cannot show when the JIT is done, every cell instead warms up at once before " +
-	"round 1, for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, which also loads the data and whose " +
+	"operation count, where throughput cannot show when the JIT is done, the cells instead warm up before round 1, " +
+	"one at a time once all are up, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, which also loads the data and whose " +
 	"figures are discarded), and every run warms up for spec.warmUp. Overhead: 1 - exp(Hodges-Lehmann estimate of the log " +
 	"throughput ratio of the cell's run to the baseline's run of the same round, the baseline of the same " +
 	"acceleration and cluster size), with the 95% interval that inverts the two-sided Wilcoxon signed-rank test " +

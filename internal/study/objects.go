@@ -81,7 +81,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
 			// The warm-up, or else the first attempt of the first repetition, loaded it.
-			SkipLoad:   k > 0 || attempt > 0 || WarmsTogether(&study.Spec),
+			SkipLoad:   k > 0 || attempt > 0 || WarmsFirst(&study.Spec),
 			QuietStart: quietStart(&study.Spec),
 		},
 	}
@@ -94,14 +94,13 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 	return b
 }
 
-// WarmsTogether: every cell warms up at once, before round 1, where a run cannot judge its own
-// warm-up (a fixed rate or a fixed operation count, see steadyWarmUp). A fixed warm-up long
-// enough for the JIT costs a minute or so per cell; taken together it costs it once, and round
-// 1 then finds every cell as warm as the others.
-func WarmsTogether(spec *v1alpha1.TradeoffStudySpec) bool { return steadyWarmUp(spec) == nil }
+// WarmsFirst: every cell warms up before round 1, one at a time, where a run cannot judge its
+// own warm-up (a fixed rate or a fixed operation count, see steadyWarmUp); round 1 then finds
+// every cell warm.
+func WarmsFirst(spec *v1alpha1.TradeoffStudySpec) bool { return steadyWarmUp(spec) == nil }
 
-// warmUpDroppedPercent: warming cells share the machine, so their clients fall behind a fixed
-// rate; the warm-up's figures are discarded, and it only has to run.
+// warmUpDroppedPercent: a warm-up's figures are discarded, and it only has to run: a JIT still
+// compiling may hold the clients back from a fixed rate.
 const warmUpDroppedPercent = 50
 
 // warmUpWindow is the warm-up benchmark's measured window, discarded: the benchmark always
@@ -109,8 +108,7 @@ const warmUpDroppedPercent = 50
 const warmUpWindow = 5 * time.Second
 
 // WarmUpBenchmark loads a cell's data and warms its datastore for steadyWarmUp's minimum, at
-// the study's load, at the same time as the other cells' (WarmsTogether). Nothing it measures
-// counts.
+// the study's load (WarmsFirst). Nothing it measures counts.
 func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.DatastoreBenchmark {
 	spec := &study.Spec
 	w := spec.Workload

@@ -479,7 +479,7 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	if w := Benchmark(st, cell, 0).Spec.SteadyWarmUp; w == nil || *w != DefaultSteadyWarmUp {
 		t.Errorf("first run: %v; want the default %v", w, DefaultSteadyWarmUp)
 	}
-	if Benchmark(st, cell, 0).Spec.SkipLoad || WarmsTogether(&st.Spec) {
+	if Benchmark(st, cell, 0).Spec.SkipLoad || WarmsFirst(&st.Spec) {
 		t.Error("a closed loop judges its own warm-up: the first run loads and warms up alone")
 	}
 	if w := Benchmark(st, cell, 1).Spec.SteadyWarmUp; w != nil {
@@ -494,8 +494,8 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	st.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000), MaxDroppedPercent: ptr.To[int32](5)}
 	st.Spec.WarmUp = &metav1.Duration{Duration: 5 * time.Second}
 	st.Spec.Workload.Duration = &metav1.Duration{Duration: 15 * time.Second}
-	if !WarmsTogether(&st.Spec) {
-		t.Fatal("a fixed rate has no throughput to settle: the cells warm up together")
+	if !WarmsFirst(&st.Spec) {
+		t.Fatal("a fixed rate has no throughput to settle: the cells warm up before round 1")
 	}
 	for k := range 2 {
 		b := Benchmark(st, cell, k).Spec
