@@ -8,9 +8,11 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -95,4 +97,43 @@ func TestStudyNeverAdoptsAnExistingDatastore(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(get(g, theirs).DeletionTimestamp).To(BeNil(), "the study deleted a datastore it did not create")
 	}, 2*time.Second).Should(Succeed())
+}
+
+// A study whose cells all failed has measured nothing: it ends Failed and recommends nothing,
+// rather than Succeeded with the baseline "recommended" by default.
+func TestStudyWithEveryCellFailedEndsFailed(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	create(t, plaintextProfile("lost-plain"))
+	create(t, plaintextProfile("lost-other"))
+	for _, name := range []string{"lost-c0", "lost-c1"} {
+		create(t, datastore(name, "lost-plain")) // not the study's: each cell fails
+	}
+	s := &v1alpha1.TradeoffStudy{
+		ObjectMeta: metav1.ObjectMeta{Name: "lost", Namespace: "default"},
+		Spec: v1alpha1.TradeoffStudySpec{
+			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
+			Matrix:   v1alpha1.StudyMatrix{Profiles: []string{"lost-plain", "lost-other"}, Baseline: "lost-plain"},
+			Workload: v1alpha1.Workload{Preset: "A"},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
+			Decision: v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](10)},
+		},
+	}
+	create(t, s)
+	g.Eventually(func(g Gomega) {
+		st := get(g, s)
+		g.Expect(st.Status.Phase).To(Equal(v1alpha1.StudyFailed))
+		complete := condition(st.Status.Conditions, v1alpha1.ConditionComplete)
+		g.Expect(complete.Reason).To(Equal(v1alpha1.ReasonNothingCompared))
+		g.Expect(complete.Message).To(HavePrefix("no overhead to report: 2 of 2 cells failed, every baseline cell among them"))
+		g.Expect(complete.Message).NotTo(ContainSubstring("recommended"))
+		g.Expect(st.Status.Recommendation).To(BeNil())
+	}, 60*time.Second).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		var events eventsv1.EventList
+		g.Expect(env.Client.List(ctx, &events, client.InNamespace("default"))).To(Succeed())
+		g.Expect(slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Regarding.Name == "lost" && e.Type == "Warning" && e.Reason == v1alpha1.ReasonNothingCompared
+		})).To(BeTrue(), "a Warning event says the study failed")
+	}).Should(Succeed())
 }

@@ -113,8 +113,12 @@ func (r *TradeoffStudyReconciler) cancel(ctx context.Context, s *studyScope) (ct
 	return ctrl.Result{}, waitOr(r.conclude(ctx, s, v1alpha1.StudyCancelled, v1alpha1.ReasonCancelled, "cancelled by spec.cancel"))
 }
 
-// succeed concludes a study whose every repetition ran.
+// succeed concludes a study whose every repetition ran; it failed when its cells' failures
+// left it nothing to compare, which a Succeeded phase would hide.
 func (r *TradeoffStudyReconciler) succeed(ctx context.Context, s *studyScope) (ctrl.Result, error) {
+	if why := study.NothingCompared(s.study.Status.Cells, s.study.Spec.Matrix.Baseline); why != "" {
+		return ctrl.Result{}, r.conclude(ctx, s, v1alpha1.StudyFailed, v1alpha1.ReasonNothingCompared, why)
+	}
 	return ctrl.Result{}, r.conclude(ctx, s, v1alpha1.StudySucceeded, v1alpha1.ReasonSucceeded, "every repetition ran")
 }
 
@@ -445,6 +449,9 @@ func (r *TradeoffStudyReconciler) summarize(s *studyScope) {
 func (r *TradeoffStudyReconciler) conclude(ctx context.Context, s *studyScope, phase v1alpha1.StudyPhase, reason, why string) error {
 	st := &s.study.Status
 	a := study.Analyze(s.study.Name, &s.study.Spec, ptr.Deref(st.Seed, 0), st.Cells)
+	if phase == v1alpha1.StudyFailed {
+		a.Recommendation, a.Report.Recommendation = nil, nil // the rule had nothing to weigh
+	}
 	a.Report.Phase = string(phase)
 	cm, err := study.ReportConfigMap(s.study, a.Report)
 	if err != nil {
@@ -455,14 +462,17 @@ func (r *TradeoffStudyReconciler) conclude(ctx context.Context, s *studyScope, p
 	}
 	st.Cells, st.ParetoFrontier, st.Recommendation, st.ReportConfigMap = a.Cells, a.ParetoFrontier, a.Recommendation, cm.Name
 	st.Phase, s.finish = phase, true
-	msg := why + "; no profile meets the decision rule (see the report)"
-	if rec := a.Recommendation; rec != nil {
+	msg, eventType := why+"; no profile meets the decision rule (see the report)", "Normal"
+	switch rec := a.Recommendation; {
+	case phase == v1alpha1.StudyFailed:
+		msg, eventType = why+";", "Warning"
+	case rec != nil:
 		msg = fmt.Sprintf("%s; recommended %s: %s", why, rec.Profile, rec.Reason)
 	}
 	msg += fmt.Sprintf(" Report: ConfigMap %s.", cm.Name)
 	setCondition(&st.Conditions, s.study.Generation, v1alpha1.ConditionComplete, metav1.ConditionTrue, reason, msg)
 	setCondition(&st.Conditions, s.study.Generation, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, why)
-	r.Recorder.Eventf(s.study, nil, "Normal", reason, "Analyze", "%s", msg)
+	r.Recorder.Eventf(s.study, nil, eventType, reason, "Analyze", "%s", msg)
 	return nil
 }
 

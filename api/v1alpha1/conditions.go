@@ -159,6 +159,9 @@ const (
 const (
 	ReasonPlanned   = "Planned"
 	ReasonCancelled = "Cancelled"
+	// ReasonNothingCompared: the study ended Failed, with no overhead to report: every cell,
+	// or every baseline cell, failed.
+	ReasonNothingCompared = "NothingCompared"
 	// ReasonRoundAdded (an event): spec.precision added a round to the schedule.
 	ReasonRoundAdded = "RoundAdded"
 	// ReasonRunSetAside (an event): a run's background exceeded spec.background.maxCores; the

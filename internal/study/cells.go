@@ -37,6 +37,33 @@ func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, me
 	return false, false
 }
 
+// NothingCompared says why a study whose schedule ran has no overhead to report, or "" when it
+// has one: some compared cell and the baseline of its acceleration and size were measured.
+func NothingCompared(cells []v1alpha1.StudyCell, baseline string) string {
+	measured := map[string]bool{} // baseline cells with runs, by acceleration and size
+	for _, c := range cells {
+		if c.Profile == baseline && len(c.Runs) > 0 {
+			measured[fmt.Sprint(c.Acceleration, c.Nodes)] = true
+		}
+	}
+	failed := 0
+	for _, c := range cells {
+		switch {
+		case c.State == v1alpha1.CellFailed:
+			failed++
+		case c.Profile != baseline && len(c.Runs) > 0 && measured[fmt.Sprint(c.Acceleration, c.Nodes)]:
+			return ""
+		}
+	}
+	if failed > 0 && len(measured) == 0 {
+		return fmt.Sprintf("no overhead to report: %d of %d cells failed, every baseline cell among them (status.cells[].reason says why)", failed, len(cells))
+	}
+	if failed > 0 {
+		return fmt.Sprintf("no overhead to report: %d of %d cells failed, and no measured cell has a measured baseline beside it (status.cells[].reason says why)", failed, len(cells))
+	}
+	return ""
+}
+
 // condition returns the condition of type typ, Unknown when absent.
 func condition(conds []metav1.Condition, typ string) metav1.Condition {
 	if c := meta.FindStatusCondition(conds, typ); c != nil {

@@ -69,3 +69,37 @@ func TestCellDatastoresDeleteTheirVolumes(t *testing.T) {
 		}
 	}
 }
+
+// A study whose schedule ran has something to report only when a compared cell and the baseline
+// beside it (same acceleration and size) were both measured.
+func TestNothingCompared(t *testing.T) {
+	cell := func(profile string, acc v1alpha1.Acceleration, state v1alpha1.CellState, runs int) v1alpha1.StudyCell {
+		return v1alpha1.StudyCell{Profile: profile, Acceleration: acc, Nodes: 3, State: state, Runs: make([]v1alpha1.StudyRun, runs)}
+	}
+	on, off := v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff
+	done, failed := v1alpha1.CellDone, v1alpha1.CellFailed
+	for name, tc := range map[string]struct {
+		cells []v1alpha1.StudyCell
+		want  string
+	}{
+		"compared":       {[]v1alpha1.StudyCell{cell("plain", on, done, 6), cell("tls", on, done, 6)}, ""},
+		"one pair left":  {[]v1alpha1.StudyCell{cell("plain", on, done, 6), cell("tls", on, done, 6), cell("plain", off, failed, 0), cell("tls", off, failed, 0)}, ""},
+		"no failure":     {[]v1alpha1.StudyCell{cell("plain", on, done, 6)}, ""},
+		"all failed":     {[]v1alpha1.StudyCell{cell("plain", on, failed, 0), cell("tls", on, failed, 0)}, "2 of 2 cells failed, every baseline cell among them"},
+		"baseline lost":  {[]v1alpha1.StudyCell{cell("plain", on, failed, 0), cell("tls", on, done, 6)}, "1 of 2 cells failed, every baseline cell among them"},
+		"partners apart": {[]v1alpha1.StudyCell{cell("plain", on, done, 6), cell("tls", on, failed, 0), cell("plain", off, failed, 0), cell("tls", off, done, 6)}, "no measured cell has a measured baseline beside it"},
+	} {
+		got := NothingCompared(tc.cells, "plain")
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q; want %q", name, got, tc.want)
+		}
+	}
+}
+
+// A failed study's report says it recommends nothing because nothing was compared.
+func TestFailedStudyReportRecommendsNothing(t *testing.T) {
+	r := Report{Phase: string(v1alpha1.StudyFailed)}
+	if got := r.recommendationText(); !strings.Contains(got, "the study failed before any profile could be compared") {
+		t.Errorf("recommendation of a failed study: %q", got)
+	}
+}

@@ -186,7 +186,10 @@ func (r Report) Markdown() string {
 
 func (r Report) recommendationText() string {
 	rec := r.Recommendation
-	if rec == nil {
+	switch {
+	case rec == nil && r.Phase == string(v1alpha1.StudyFailed):
+		return "No recommendation: the study failed before any profile could be compared with the baseline (see Cells)."
+	case rec == nil:
 		return "No recommendation: no measured profile meets the decision rule (see Decision)."
 	}
 	s := fmt.Sprintf("**Recommended: %s.** %s", rec.Profile, rec.Reason)
