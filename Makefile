@@ -85,6 +85,11 @@ bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK
 demo: ## The product on a local Kind cluster: cert-manager, Prometheus, the operator (Helm), a verified 3-node TLS 1.3 Cassandra and a small study with its report. Safe to re-run.
 	hack/kind/demo.sh
 
+.PHONY: study
+study: ## Run the TradeoffStudy in STUDY (e.g. config/studies/seed000-ar.yaml) on the Kind cluster with the operator deployed, and print its report (kept in bin/studies/<name>/).
+	@test -n "$(STUDY)" || { echo "make study: set STUDY to a study manifest, e.g. make study STUDY=config/studies/seed000-ar.yaml" >&2; exit 2; }
+	hack/kind/study.sh "$(STUDY)"
+
 .PHONY: kind-up
 kind-up: ## Start a Docker engine if needed and a 1+3 node Kind cluster; images built from package registries.
 	hack/kind/kind-up.sh

@@ -17,9 +17,7 @@ ns=secured-demo datastore=orders study=tls-cost
 out="$root/bin/demo"
 start=$SECONDS
 
-elapsed() { local s=$((SECONDS - ${1:-$start})); printf '%d:%02d' $((s / 60)) $((s % 60)); }
-step() { printf '\n\033[1m==> [%s] %s\033[0m\n' "$(elapsed)" "$*" >&2; }
-say() { printf '    [%s] %s\n' "$(elapsed)" "$*" >&2; }
+source "$root/hack/kind/lib/progress.sh"
 
 # On failure: which component, its state, and its last log lines.
 failed_component=""
@@ -51,32 +49,6 @@ diagnose() {
 }
 trap diagnose EXIT
 
-# wait_for DESCRIPTION TIMEOUT CHECK: runs CHECK every 5 s until it prints "done", failing on
-# "failed: ..."; shows each new state line at once and the waiting time every 30 s.
-wait_for() {
-  local what=$1 timeout=$2 check=$3 since=$SECONDS last="" line="" beat=$SECONDS
-  say "waiting for $what (up to $((timeout / 60)) min)"
-  while :; do
-    line=$($check 2>&1 || true)
-    case $line in
-      done) say "$what: done after $(elapsed "$since")"; return 0 ;;
-      failed:*) say "$what: ${line#failed: }"; return 1 ;;
-    esac
-    if [[ $line != "$last" ]] || ((SECONDS - beat >= 30)); then
-      say "$what, waiting $(elapsed "$since"): $line"
-      last=$line beat=$SECONDS
-    fi
-    if ((SECONDS - since > timeout)); then
-      say "$what: not within $((timeout / 60)) min; last state: $line"
-      return 1
-    fi
-    sleep 5
-  done
-}
-
-jp() { "$kubectl" -n "$ns" get "$1" "$2" -o jsonpath="$3"; }
-condition() { jp "$1" "$2" "{.status.conditions[?(@.type==\"$3\")].$4}"; }
-
 datastore_state() {
   local phase ready nodes verified progress
   phase=$(jp secureddatastore "$datastore" '{.status.phase}')
@@ -87,19 +59,6 @@ datastore_state() {
   if [[ $phase == Failed ]]; then echo "failed: $(condition secureddatastore "$datastore" Ready message)"; return; fi
   progress=$(condition secureddatastore "$datastore" Progressing message)
   echo "phase ${phase:-<none>}, ${ready:-0}/${nodes:-3} nodes ready, EncryptionVerified ${verified:-Unknown}${progress:+: $progress}"
-}
-
-study_state() {
-  local phase next runs progress
-  phase=$(jp tradeoffstudy "$study" '{.status.phase}')
-  case $phase in
-    Succeeded) echo done; return ;;
-    Failed|Cancelled) echo "failed: study $phase: $(condition tradeoffstudy "$study" Progressing message)"; return ;;
-  esac
-  next=$(jp tradeoffstudy "$study" '{.status.nextRun}')
-  runs=$(jp tradeoffstudy "$study" '{range .status.schedule[*]}{@}{"\n"}{end}' | wc -l)
-  progress=$(condition tradeoffstudy "$study" Progressing message)
-  echo "phase ${phase:-<none>}, run ${next:-0}/${runs}${progress:+: $progress}"
 }
 
 # The operator applies the shipped profiles when it starts (the chart cannot: see charts/README.md).
@@ -130,15 +89,11 @@ say "$(condition secureddatastore "$datastore" EncryptionVerified message)"
 failed_component="TradeoffStudy $ns/$study"
 step "a trade-off study: plaintext vs TLS 1.3, hardware AES on and emulated off, at a fixed rate (config/demo/20-study.yaml)"
 "$kubectl" apply --server-side --field-manager=make-demo -f "$root/config/demo/20-study.yaml" >&2
-wait_for "study $study" "${DEMO_TIMEOUT_STUDY:-2400}" study_state
+wait_for "study $study" "${DEMO_TIMEOUT_STUDY:-2400}" study_state "$study"
 
 failed_component="the study report (kubectl secured)"
 step "the study's report"
-mkdir -p "$out"
-go build -o "$root/bin/kubectl-secured" "$root/cmd/kubectl-secured"
-"$root/bin/kubectl-secured" study report "$study" -n "$ns"
-"$root/bin/kubectl-secured" study report "$study" -n "$ns" -o html >"$out/report.html"
-"$root/bin/kubectl-secured" study report "$study" -n "$ns" -o markdown >"$out/report.md"
+study_report "$study" "$out"
 
 failed_component=""
 cat <<EOF
