@@ -33,17 +33,7 @@ func TestBenchmarkAndStudyReportMissingReferences(t *testing.T) {
 		},
 	}
 	create(t, b)
-	budget := int32(10)
-	s := &v1alpha1.TradeoffStudy{
-		ObjectMeta: metav1.ObjectMeta{Name: "missing-profiles", Namespace: "default"},
-		Spec: v1alpha1.TradeoffStudySpec{
-			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
-			Matrix:   v1alpha1.StudyMatrix{Profiles: []string{"st-test-plain", "st-test-tls"}, Baseline: "st-test-plain"},
-			Workload: v1alpha1.Workload{Preset: "A"},
-			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
-			Decision: v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: &budget},
-		},
-	}
+	s := closedLoopStudy("missing-profiles", "st-test-plain", "st-test-tls")
 	create(t, s)
 	g.Eventually(func(g Gomega) {
 		c := condition(get(g, b).Status.Conditions, v1alpha1.ConditionReady)

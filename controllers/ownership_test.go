@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -63,17 +62,7 @@ func TestStudyNeverAdoptsAnExistingDatastore(t *testing.T) {
 	theirs := datastore("own-study-c0", "own-study-plain")
 	theirs.Labels = map[string]string{study.StudyLabel: "own-study"}
 	create(t, theirs)
-	budget := int32(10)
-	s := &v1alpha1.TradeoffStudy{
-		ObjectMeta: metav1.ObjectMeta{Name: "own-study", Namespace: "default"},
-		Spec: v1alpha1.TradeoffStudySpec{
-			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
-			Matrix:   v1alpha1.StudyMatrix{Profiles: []string{"own-study-plain", "own-study-other"}, Baseline: "own-study-plain"},
-			Workload: v1alpha1.Workload{Preset: "A"},
-			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
-			Decision: v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: &budget},
-		},
-	}
+	s := closedLoopStudy("own-study", "own-study-plain", "own-study-other")
 	create(t, s)
 	g.Eventually(func(g Gomega) {
 		st := get(g, s)
@@ -109,16 +98,7 @@ func TestStudyWithEveryCellFailedEndsFailed(t *testing.T) {
 	for _, name := range []string{"lost-c0", "lost-c1"} {
 		create(t, datastore(name, "lost-plain")) // not the study's: each cell fails
 	}
-	s := &v1alpha1.TradeoffStudy{
-		ObjectMeta: metav1.ObjectMeta{Name: "lost", Namespace: "default"},
-		Spec: v1alpha1.TradeoffStudySpec{
-			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
-			Matrix:   v1alpha1.StudyMatrix{Profiles: []string{"lost-plain", "lost-other"}, Baseline: "lost-plain"},
-			Workload: v1alpha1.Workload{Preset: "A"},
-			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
-			Decision: v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](10)},
-		},
-	}
+	s := closedLoopStudy("lost", "lost-plain", "lost-other")
 	create(t, s)
 	g.Eventually(func(g Gomega) {
 		st := get(g, s)

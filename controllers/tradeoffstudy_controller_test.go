@@ -65,6 +65,21 @@ func setPaused(g Gomega, name string, paused bool) {
 	g.Expect(env.Client.Patch(context.Background(), &v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}, patch)).To(Succeed())
 }
 
+// closedLoopStudy is the smallest study of profiles against baseline (the first profile):
+// YCSB A at full speed, the highest rank within a 10% budget.
+func closedLoopStudy(name string, profiles ...string) *v1alpha1.TradeoffStudy {
+	return &v1alpha1.TradeoffStudy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1alpha1.TradeoffStudySpec{
+			Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra},
+			Matrix:   v1alpha1.StudyMatrix{Profiles: profiles, Baseline: profiles[0]},
+			Workload: v1alpha1.Workload{Preset: "A"},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput},
+			Decision: v1alpha1.StudyDecision{Objective: v1alpha1.ObjectiveHighestRankWithinBudget, OverheadBudgetPercent: ptr.To[int32](10)},
+		},
+	}
+}
+
 func getStudy(g Gomega, name string) *v1alpha1.TradeoffStudy {
 	return get(g, &v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
 }
