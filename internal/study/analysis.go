@@ -90,7 +90,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	rep.ParetoFrontier, rep.Recommendation, rep.DecidingAcceleration = a.ParetoFrontier, a.Recommendation, string(deciding(cells))
 	if spec.Cost != nil {
 		rep.Currency = currency(spec.Cost)
-		rep.PricePerNodeHour = spec.Cost.PricePerNodeHour.AsApproximateFloat64()
+		rep.PricePerNodeHour = price(spec.Cost.PricePerNodeHour)
 	}
 	a.Report = rep
 	return a

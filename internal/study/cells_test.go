@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -101,5 +102,14 @@ func TestFailedStudyReportRecommendsNothing(t *testing.T) {
 	r := Report{Phase: string(v1alpha1.StudyFailed)}
 	if got := r.recommendationText(); !strings.Contains(got, "the study failed before any profile could be compared") {
 		t.Errorf("recommendation of a failed study: %q", got)
+	}
+}
+
+// A price is reported as written, not as its nearest float: 0.175, not 0.17500000000000002.
+func TestPriceIsReportedAsWritten(t *testing.T) {
+	r := Report{Currency: "USD", PricePerNodeHour: price(resource.MustParse("0.175")),
+		Recommendation: &v1alpha1.Recommendation{Profile: "tls", ExtraNodesPercent: "6.6", ExtraCostPerHour: "0.01"}}
+	if got := r.recommendationText(); !strings.Contains(got, "at 0.175 USD per node-hour") {
+		t.Errorf("recommendation: %q", got)
 	}
 }

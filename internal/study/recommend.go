@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/stats"
 )
@@ -90,7 +92,7 @@ func recommend(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, rep
 		extra := stats.ExtraNodes(max(0, w.WorstOverhead))
 		rec.ExtraNodesPercent = percent(extra)
 		if spec.Cost != nil && !math.IsInf(extra, 1) {
-			cost := extra * float64(w.Nodes) * spec.Cost.PricePerNodeHour.AsApproximateFloat64()
+			cost := extra * float64(w.Nodes) * price(spec.Cost.PricePerNodeHour)
 			rec.ExtraCostPerHour = strconv.FormatFloat(cost, 'f', 2, 64)
 		}
 	}
@@ -236,3 +238,7 @@ func lost(m v1alpha1.OverheadMetric) string {
 	}
 	return "throughput"
 }
+
+// price of a node-hour to a millionth: a quantity's float is approximate, and "0.175" would
+// otherwise be reported as 0.17500000000000002.
+func price(q resource.Quantity) float64 { return math.Round(q.AsApproximateFloat64()*1e6) / 1e6 }
