@@ -40,10 +40,14 @@ func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, me
 // NothingCompared says why a study whose schedule ran has no overhead to report, or "" when it
 // has one: some compared cell and the baseline of its acceleration and size were measured.
 func NothingCompared(cells []v1alpha1.StudyCell, baseline string) string {
-	measured := map[string]bool{} // baseline cells with runs, by acceleration and size
+	type setting struct {
+		acceleration v1alpha1.Acceleration
+		nodes        int32
+	}
+	measured := map[setting]bool{} // baseline cells with runs
 	for _, c := range cells {
 		if c.Profile == baseline && len(c.Runs) > 0 {
-			measured[fmt.Sprint(c.Acceleration, c.Nodes)] = true
+			measured[setting{c.Acceleration, c.Nodes}] = true
 		}
 	}
 	failed := 0
@@ -51,7 +55,7 @@ func NothingCompared(cells []v1alpha1.StudyCell, baseline string) string {
 		switch {
 		case c.State == v1alpha1.CellFailed:
 			failed++
-		case c.Profile != baseline && len(c.Runs) > 0 && measured[fmt.Sprint(c.Acceleration, c.Nodes)]:
+		case c.Profile != baseline && len(c.Runs) > 0 && measured[setting{c.Acceleration, c.Nodes}]:
 			return ""
 		}
 	}
