@@ -169,3 +169,37 @@ func TestBenchmarkRunWaitsForQuietNodes(t *testing.T) {
 	calm, _ := strconv.ParseFloat(after.QuietStart.BackgroundCores, 64)
 	g.Expect(calm).To(BeNumerically("<", 0.05), "the neighbour's load before quietStart.after does not count")
 }
+
+// A run waiting for its CPU figures says its window closed (Accounting) only when it counts and
+// is the benchmark's last: otherwise another window of the benchmark follows, and a study that
+// started its next run meanwhile would measure two at once.
+func TestOnlyTheLastCountingRunWaitsAsAccounting(t *testing.T) {
+	ok := &benchrun.Outcome{Summary: benchresult.Summary{Start: time.Now().Add(-16 * time.Second), End: time.Now(), Operations: 16_000}, Throughput: 1000}
+	errs := &benchrun.Outcome{Summary: benchresult.Summary{Start: ok.Summary.Start, End: ok.Summary.End, Operations: 16_000, Errors: 3, FirstError: "timeout"}, Throughput: 1000}
+	bench := func(reps int32, runs ...v1alpha1.BenchmarkRun) *v1alpha1.DatastoreBenchmark {
+		return &v1alpha1.DatastoreBenchmark{Spec: v1alpha1.DatastoreBenchmarkSpec{Repetitions: ptr.To(reps)}, Status: v1alpha1.DatastoreBenchmarkStatus{Runs: runs}}
+	}
+	valid := v1alpha1.BenchmarkRun{Phase: v1alpha1.RunSucceeded, ThroughputOpsPerSec: 1000}
+	running := v1alpha1.BenchmarkRun{Index: 1, Phase: v1alpha1.RunRunning}
+	tests := map[string]struct {
+		b    *v1alpha1.DatastoreBenchmark
+		out  *benchrun.Outcome
+		want bool
+	}{
+		"a study's run, valid":             {b: bench(1, running), out: ok, want: true},
+		"a study's run with client errors": {b: bench(1, running), out: errs},
+		"the second of three runs":         {b: bench(3, valid, running), out: ok},
+		"the third of three runs":          {b: bench(3, valid, valid, running), out: ok, want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			run := tc.b.Status.Runs[len(tc.b.Status.Runs)-1]
+			if got := lastWindow(tc.b, run, tc.out); got != tc.want {
+				t.Errorf("lastWindow = %v, want %v", got, tc.want)
+			}
+			if tc.b.Status.Runs[len(tc.b.Status.Runs)-1].Phase != v1alpha1.RunRunning {
+				t.Error("judging the run changed its record")
+			}
+		})
+	}
+}

@@ -254,10 +254,14 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
-			noteEnd(st, &b)
+			noteEnd(st, study.Ended(&b))
 		case v1alpha1.BenchmarkFailed:
 			r.failCell(s, cell, "WarmUp", fmt.Sprintf("warm-up %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete)))
 		default:
+			if end, closed := study.WindowClosed(&b); closed {
+				noteEnd(st, end) // nothing it measured counts: its figures need not be in
+				continue
+			}
 			waitFor = cell.Name + "'s warm-up"
 			cold = append(cold, fmt.Sprintf("%s (%s)", cell.Name, cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending)))
 		}
@@ -303,7 +307,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 	st := &s.study.Status
 	for int(st.NextRun) < len(st.Schedule) {
 		cell := cellNamed(st.Cells, st.Schedule[st.NextRun])
-		if cell == nil || cell.State == v1alpha1.CellFailed {
+		if !live(cell) {
 			st.NextRun++ // a failed cell's remaining repetitions are skipped
 			continue
 		}
@@ -321,13 +325,13 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				s.waiting = fmt.Sprintf("repetition %s waits for datastore %s of cell %s to be Ready and verified", position(st), cell.Datastore, cell.Name)
 				return ctrl.Result{}, errPhaseBlocked
 			}
-			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, cell, want))
+			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, int(st.NextRun), cell, want))
 		case err != nil:
 			return ctrl.Result{}, err
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
-			noteEnd(st, &b)
+			noteEnd(st, study.Ended(&b))
 			if run, ok := study.Run(&b, k+1); ok { // every round runs each cell once: its k-th run is round k+1
 				run, repeat := study.Judge(&s.study.Spec, cell, run)
 				if repeat {
@@ -347,6 +351,11 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		default:
 			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name,
 				cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending))
+			if end, closed := study.WindowClosed(&b); closed {
+				noteEnd(st, end)
+				s.waiting += ", accounting its CPU"
+				return ctrl.Result{}, waitOr(r.startAhead(ctx, s))
+			}
 			return ctrl.Result{}, errPhaseBlocked // its status change brings us back
 		}
 		st.NextRun++
@@ -378,10 +387,37 @@ func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl
 	return ctrl.Result{RequeueAfter: time.Second}, errPhaseBlocked // the next pass runs the new round
 }
 
-// startRepetition creates the benchmark of status.nextRun, but only from the API server's
-// current study: a study read from a cache that has not seen our last status write would
-// start again a repetition already recorded.
-func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyScope, cell *v1alpha1.StudyCell, b *v1alpha1.DatastoreBenchmark) error {
+// startAhead starts the repetition after status.nextRun while nextRun's benchmark only waits
+// for its CPU accounting, so the next run's quiet start and warm-up overlap that wait. Never
+// across the end of the schedule: whether a round is added depends on the figures.
+func (r *TradeoffStudyReconciler) startAhead(ctx context.Context, s *studyScope) error {
+	st := &s.study.Status
+	next := int(st.NextRun) + 1
+	for next < len(st.Schedule) && !live(cellNamed(st.Cells, st.Schedule[next])) {
+		next++ // run skips it too
+	}
+	if next >= len(st.Schedule) || s.study.Spec.Paused {
+		return errPhaseBlocked
+	}
+	cell := cellNamed(st.Cells, st.Schedule[next])
+	if cell.State != v1alpha1.CellMeasuring {
+		return errPhaseBlocked
+	}
+	want := study.Benchmark(s.study, cell, study.Repetition(st.Schedule, next))
+	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &v1alpha1.DatastoreBenchmark{}); {
+	case err == nil:
+		return errPhaseBlocked // started already
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	return r.startRepetition(ctx, s, next, cell, want)
+}
+
+// startRepetition creates the benchmark of schedule position pos, but only from the API
+// server's current study (a study read from a cache that has not seen our last status write
+// would start again a repetition already recorded), and only while no other benchmark of the
+// study may still open a window: a study's runs never overlap.
+func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyScope, pos int, cell *v1alpha1.StudyCell, b *v1alpha1.DatastoreBenchmark) error {
 	var live v1alpha1.TradeoffStudy
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.study), &live); err != nil {
 		return err
@@ -389,21 +425,45 @@ func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyS
 	if live.ResourceVersion != s.study.ResourceVersion {
 		return errStale
 	}
+	if busy, err := r.measuring(ctx, s, b.Name); err != nil || busy != "" {
+		if busy != "" {
+			s.waiting = fmt.Sprintf("repetition %d of %d waits for benchmark %s to close its measured window", pos+1, len(s.study.Status.Schedule), busy)
+		}
+		return waitOr(err)
+	}
 	if applied, err := r.applyForCell(ctx, s, cell, "Run", b); !applied {
 		return err
 	}
 	st := s.study.Status
 	r.Recorder.Eventf(s.study, nil, "Normal", "RepetitionStarted", "Run", "repetition %d of %d: %s (benchmark %s)",
-		st.NextRun+1, len(st.Schedule), st.Schedule[st.NextRun], b.Name)
+		pos+1, len(st.Schedule), st.Schedule[pos], b.Name)
 	return nil
 }
 
+// measuring names another of the study's benchmarks that may still open a measured window
+// (study.Measuring), read from the API server: a benchmark created moments ago may not be in
+// the cache yet. A failed cell's benchmarks no longer count.
+func (r *TradeoffStudyReconciler) measuring(ctx context.Context, s *studyScope, except string) (string, error) {
+	var bs v1alpha1.DatastoreBenchmarkList
+	if err := r.APIReader.List(ctx, &bs, client.InNamespace(s.study.Namespace), client.MatchingLabels{study.StudyLabel: s.study.Name}); err != nil {
+		return "", err
+	}
+	live := slices.DeleteFunc(bs.Items, func(b v1alpha1.DatastoreBenchmark) bool {
+		c := cellNamed(s.study.Status.Cells, b.Labels[study.CellLabel])
+		return c != nil && c.State == v1alpha1.CellFailed
+	})
+	return study.Measuring(live, except), nil
+}
+
 // noteEnd keeps the latest end of a measured window in status, for the next run's quiet start.
-func noteEnd(st *v1alpha1.TradeoffStudyStatus, b *v1alpha1.DatastoreBenchmark) {
-	if end := study.Ended(b); end != nil && (st.LastRunEnd == nil || st.LastRunEnd.Before(end)) {
+func noteEnd(st *v1alpha1.TradeoffStudyStatus, end *metav1.Time) {
+	if end != nil && (st.LastRunEnd == nil || st.LastRunEnd.Before(end)) {
 		st.LastRunEnd = end
 	}
 }
+
+// live: a cell of the study that has not failed.
+func live(c *v1alpha1.StudyCell) bool { return c != nil && c.State != v1alpha1.CellFailed }
 
 func position(st *v1alpha1.TradeoffStudyStatus) string {
 	return fmt.Sprintf("%d of %d", st.NextRun+1, len(st.Schedule))

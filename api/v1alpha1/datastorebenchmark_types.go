@@ -319,16 +319,19 @@ type LatencySummary struct {
 }
 
 // RunPhase is the state of one benchmark run: Pending while it waits for quiet nodes
-// (spec.quietStart), Running once its Job exists.
-// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Invalid;Failed
+// (spec.quietStart), Running once its Job exists, Accounting once its measured window closed
+// and it waits for the kubelets' last samples to reach Prometheus before its CPU is read
+// (startTime and completionTime are then the window), then Succeeded, Invalid or Failed.
+// +kubebuilder:validation:Enum=Pending;Running;Accounting;Succeeded;Invalid;Failed
 type RunPhase string
 
 const (
-	RunPending   RunPhase = "Pending"
-	RunRunning   RunPhase = "Running"
-	RunSucceeded RunPhase = "Succeeded"
-	RunInvalid   RunPhase = "Invalid"
-	RunFailed    RunPhase = "Failed"
+	RunPending    RunPhase = "Pending"
+	RunRunning    RunPhase = "Running"
+	RunAccounting RunPhase = "Accounting"
+	RunSucceeded  RunPhase = "Succeeded"
+	RunInvalid    RunPhase = "Invalid"
+	RunFailed     RunPhase = "Failed"
 )
 
 // BenchmarkRun is the result of one repetition.

@@ -3,6 +3,7 @@ package study
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,5 +112,52 @@ func TestPriceIsReportedAsWritten(t *testing.T) {
 		Recommendation: &v1alpha1.Recommendation{Profile: "tls", ExtraNodesPercent: "6.6", ExtraCostPerHour: "0.01"}}
 	if got := r.recommendationText(); !strings.Contains(got, "at 0.175 USD per node-hour") {
 		t.Errorf("recommendation: %q", got)
+	}
+}
+
+// A study starts its next run once no benchmark may open a window: one that ended, or one whose
+// last window closed and only waits for its CPU figures.
+func TestRunsNeverOverlapButAccountingDoes(t *testing.T) {
+	at := func(s int) *metav1.Time {
+		return &metav1.Time{Time: metav1.Now().Truncate(time.Hour).Add(time.Duration(s) * time.Second)}
+	}
+	bench := func(name string, phase v1alpha1.BenchmarkPhase, runs ...v1alpha1.BenchmarkRun) v1alpha1.DatastoreBenchmark {
+		return v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1alpha1.DatastoreBenchmarkStatus{Phase: phase, Runs: runs}}
+	}
+	run := func(phase v1alpha1.RunPhase, end int) v1alpha1.BenchmarkRun {
+		return v1alpha1.BenchmarkRun{Phase: phase, StartTime: at(end - 16), CompletionTime: at(end)}
+	}
+	tests := map[string]struct {
+		b      v1alpha1.DatastoreBenchmark
+		closed bool
+		end    *metav1.Time
+	}{
+		"just created":             {b: bench("new", "")},
+		"loading":                  {b: bench("load", v1alpha1.BenchmarkLoading)},
+		"waiting for quiet nodes":  {b: bench("quiet", v1alpha1.BenchmarkRunning, v1alpha1.BenchmarkRun{Phase: v1alpha1.RunPending})},
+		"measuring":                {b: bench("measuring", v1alpha1.BenchmarkRunning, v1alpha1.BenchmarkRun{Phase: v1alpha1.RunRunning})},
+		"an invalid run, repeated": {b: bench("again", v1alpha1.BenchmarkRunning, run(v1alpha1.RunInvalid, 20), v1alpha1.BenchmarkRun{Phase: v1alpha1.RunPending})},
+		"accounting":               {b: bench("accounting", v1alpha1.BenchmarkRunning, run(v1alpha1.RunAccounting, 40)), closed: true, end: at(40)},
+		"succeeded":                {b: bench("done", v1alpha1.BenchmarkSucceeded, run(v1alpha1.RunInvalid, 20), run(v1alpha1.RunSucceeded, 60)), closed: true, end: at(60)},
+		"failed without a run":     {b: bench("failed", v1alpha1.BenchmarkFailed), closed: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			end, closed := WindowClosed(&tc.b)
+			if closed != tc.closed || !end.Equal(tc.end) {
+				t.Errorf("WindowClosed = %v, %v; want %v, %v", end, closed, tc.end, tc.closed)
+			}
+			others := []v1alpha1.DatastoreBenchmark{bench("done", v1alpha1.BenchmarkSucceeded), tc.b}
+			want := ""
+			if !tc.closed {
+				want = tc.b.Name
+			}
+			if got := Measuring(others, "next"); got != want {
+				t.Errorf("Measuring = %q, want %q", got, want)
+			}
+			if got := Measuring(others, tc.b.Name); got != "" {
+				t.Errorf("Measuring without %s = %q, want none", tc.b.Name, got)
+			}
+		})
 	}
 }

@@ -214,3 +214,28 @@ func Ended(b *v1alpha1.DatastoreBenchmark) *metav1.Time {
 	}
 	return end.DeepCopy()
 }
+
+// WindowClosed reports whether a benchmark will measure no more: it ended, or its last window
+// closed and only its CPU accounting is pending (RunAccounting). end is when its latest window
+// closed, nil when none did. A study starts its next run once the previous one's window closed,
+// so the run's accounting settles while the next one starts up.
+func WindowClosed(b *v1alpha1.DatastoreBenchmark) (end *metav1.Time, closed bool) {
+	if b.Status.Phase == v1alpha1.BenchmarkSucceeded || b.Status.Phase == v1alpha1.BenchmarkFailed {
+		return Ended(b), true
+	}
+	if n := len(b.Status.Runs); n > 0 && b.Status.Runs[n-1].Phase == v1alpha1.RunAccounting {
+		return b.Status.Runs[n-1].CompletionTime.DeepCopy(), true
+	}
+	return nil, false
+}
+
+// Measuring names a benchmark among bs, other than except, that may still open a measured
+// window (see WindowClosed), or "" when none may: a study's runs never overlap.
+func Measuring(bs []v1alpha1.DatastoreBenchmark, except string) string {
+	for i := range bs {
+		if _, closed := WindowClosed(&bs[i]); !closed && bs[i].Name != except {
+			return bs[i].Name
+		}
+	}
+	return ""
+}
