@@ -104,12 +104,28 @@ func inconclusiveWhy(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 	if !ok {
 		return s + ", and its estimate sits on the budget: more rounds would not settle it"
 	}
-	s += fmt.Sprintf(", and about %d more rounds would settle it", more)
+	least := ""
 	if t := roundTime(spec, cells); t > 0 {
-		s += " (at least " + humanDuration(time.Duration(more)*t) + ")"
+		least = humanDuration(time.Duration(more) * t)
+	}
+	if c.cmp.HasCI && more > impractical*c.rounds {
+		s += fmt.Sprintf(", and its estimate is %s points from the budget: no practical number of rounds would settle it (about %d more",
+			percent(math.Abs(c.cmp.Overhead-budget)), more)
+		if least != "" {
+			s += ", at least " + least
+		}
+		return s + ")"
+	}
+	s += fmt.Sprintf(", and about %d more rounds would settle it", more)
+	if least != "" {
+		s += " (at least " + least + ")"
 	}
 	return s
 }
+
+// impractical: rounds beyond this many times those already run are not worth proposing; the
+// estimate is then too close to the budget for any study to tell which side it is on.
+const impractical = 10
 
 // humanDuration rounds to what a person plans with: seconds under a minute, minutes above.
 func humanDuration(d time.Duration) string {

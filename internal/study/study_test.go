@@ -221,8 +221,8 @@ func TestRecommendationFasterThanBaselineWithinNoise(t *testing.T) {
 // rounds would cost; so it does when the rounds are too few for an interval at all.
 func TestStraddlingIntervalIsInconclusive(t *testing.T) {
 	cells := measured(t)
-	// Against plaintext's 20000, 20150, 19880, 20060, 19960, 20090: 8..20% below, about 14%.
-	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000)
+	// Against plaintext's 20000, 20150, 19880, 20060, 19960, 20090: 6..20% below, about 12%.
+	setRuns(cells, "tls13-aes256gcm-on-3", 18800, 16100, 18300, 16500, 18600, 17000)
 	a := Analyze("s", spec(), 42, cells)
 	rec := a.Recommendation
 	if rec == nil || rec.Profile != "tls13-aes128gcm" {
@@ -239,6 +239,14 @@ func TestStraddlingIntervalIsInconclusive(t *testing.T) {
 	i := slices.IndexFunc(a.Report.Candidates, func(c Candidate) bool { return c.Profile == "tls13-aes256gcm" })
 	if c := a.Report.Candidates[i]; !c.Inconclusive || c.Eligible {
 		t.Errorf("candidate %+v should be inconclusive and not eligible", c)
+	}
+
+	// An estimate a few tenths of a point from the budget: the rounds that would settle it are
+	// named as impractical rather than proposed.
+	setRuns(cells, "tls13-aes256gcm-on-3", 17500, 16300, 17200, 16900, 17400, 16500)
+	rec = Analyze("s", spec(), 42, cells).Recommendation
+	if !strings.HasSuffix(rec.Reason, "straddles the 15.0% budget, and its estimate is 0.4 points from the budget: no practical number of rounds would settle it (about 436 more, at least 87h12m0s).") {
+		t.Errorf("an estimate on the budget: %s", rec.Reason)
 	}
 
 	setRuns(cells, "tls13-aes256gcm-on-3", 16400, 16550, 16280)
