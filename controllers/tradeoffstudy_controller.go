@@ -418,11 +418,11 @@ func (r *TradeoffStudyReconciler) startAhead(ctx context.Context, s *studyScope)
 // would start again a repetition already recorded), and only while no other benchmark of the
 // study may still open a window: a study's runs never overlap.
 func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyScope, pos int, cell *v1alpha1.StudyCell, b *v1alpha1.DatastoreBenchmark) error {
-	var live v1alpha1.TradeoffStudy
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.study), &live); err != nil {
+	var current v1alpha1.TradeoffStudy
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.study), &current); err != nil {
 		return err
 	}
-	if live.ResourceVersion != s.study.ResourceVersion {
+	if current.ResourceVersion != s.study.ResourceVersion {
 		return errStale
 	}
 	if busy, err := r.measuring(ctx, s, b.Name); err != nil || busy != "" {
@@ -448,11 +448,11 @@ func (r *TradeoffStudyReconciler) measuring(ctx context.Context, s *studyScope, 
 	if err := r.APIReader.List(ctx, &bs, client.InNamespace(s.study.Namespace), client.MatchingLabels{study.StudyLabel: s.study.Name}); err != nil {
 		return "", err
 	}
-	live := slices.DeleteFunc(bs.Items, func(b v1alpha1.DatastoreBenchmark) bool {
+	kept := slices.DeleteFunc(bs.Items, func(b v1alpha1.DatastoreBenchmark) bool {
 		c := cellNamed(s.study.Status.Cells, b.Labels[study.CellLabel])
-		return c != nil && c.State == v1alpha1.CellFailed
+		return c != nil && !live(c) // a benchmark without a known cell still counts
 	})
-	return study.Measuring(live, except), nil
+	return study.Measuring(kept, except), nil
 }
 
 // noteEnd keeps the latest end of a measured window in status, for the next run's quiet start.
