@@ -60,11 +60,11 @@ test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS,
 	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile|TestZooKeeperEnsemble|TestYCSBHBaseDriverChecksItsWrites|TestHBaseFaultsLoseNoAcknowledgedWrite' ./internal/test/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]|SIGKILLed|clean run|after the damage' ; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
-bench: ## Go benchmarks (catalogue, profile resolution, study statistics, client-side envelopes); the datastore benchmarks have targets of their own (bench-client, bench-client-side).
+bench: ## Go benchmarks (catalogue, profile resolution, study statistics, client-side envelopes, the CQL executor); the datastore benchmarks have targets of their own (bench-client, bench-client-side).
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... ./pkg/... | grep -v /internal/k6ycsb)
 
 .PHONY: bench-client
-bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and fixed rate, plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~9 min; +5 min the first time, to build latte).
+bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and fixed rate, plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~9 min; +10 min the first time, to build latte).
 	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
 .PHONY: bench-client-side

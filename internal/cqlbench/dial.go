@@ -30,22 +30,32 @@ type dialer struct {
 var _ gocql.HostDialer = (*dialer)(nil)
 
 func (d *dialer) DialHost(ctx context.Context, host *gocql.HostInfo) (*gocql.DialedHost, error) {
+	conn, err := d.dial(ctx, host.ConnectAddressAndPort())
+	if err != nil {
+		return nil, err
+	}
+	_, isTLS := conn.(*tls.Conn)
+	return &gocql.DialedHost{Conn: conn, DisableCoalesce: isTLS}, nil
+}
+
+// dial opens one connection to addr: pinned TLS, or plaintext without TLS or as its fallback.
+func (d *dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 	if d.pinned != nil {
-		dh, err := d.pinned.DialHost(ctx, host)
+		tc, err := d.pinned.Dial(ctx, addr)
 		if err == nil {
 			d.tlsConns.Add(1)
-			return dh, nil
+			return tc, nil
 		}
 		if !d.fallback || !notTLS(err) {
 			return nil, err
 		}
 	}
-	conn, err := d.plain.DialContext(ctx, "tcp", host.ConnectAddressAndPort())
+	conn, err := d.plain.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	d.plainConns.Add(1)
-	return &gocql.DialedHost{Conn: conn}, nil
+	return conn, nil
 }
 
 // notTLS tells a server that does not speak TLS on the port (Cassandra with client encryption

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,6 +101,7 @@ var ErrNotFound = errors.New("no record with this key")
 // Store runs YCSB operations against one Cassandra cluster.
 type Store struct {
 	session    *gocql.Session
+	wire       *wire // nil when the operations go through gocql
 	dialer     *dialer
 	ks         string
 	fields     int
@@ -177,6 +179,12 @@ func Open(o Options) (*Store, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", strings.Join(hosts, ","), err)
 	}
 	s.prepareStatements()
+	if wanted(o) {
+		if err := s.openWire(c.Consistency, c.Timeout, c.NumConns, o); err != nil {
+			s.session.Close()
+			return nil, fmt.Errorf("connecting to %s: %w", strings.Join(hosts, ","), err)
+		}
+	}
 	return s, nil
 }
 
@@ -231,7 +239,12 @@ func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
 }
 
 // Close closes the session.
-func (s *Store) Close() { s.session.Close() }
+func (s *Store) Close() {
+	if s.wire != nil {
+		s.wire.pool.Close()
+	}
+	s.session.Close()
+}
 
 // Negotiated is the session's protocol and suite ("plaintext", "none" without TLS, or with
 // a fallback that has not opened a TLS connection yet).
@@ -250,6 +263,14 @@ func (s *Store) Negotiated() (protocol, suite string) {
 	return crypto.ProtocolName(p.Version), cs.Name
 }
 
+// Coordinators are the nodes the measured operations go to, sorted; nil when gocql runs them.
+func (s *Store) Coordinators() []string {
+	if s.wire == nil {
+		return nil
+	}
+	return slices.Sorted(slices.Values(s.wire.pool.Nodes()))
+}
+
 // Connections the session opened so far, by kind ("tls", "plaintext").
 func (s *Store) Connections() map[string]int64 { return s.dialer.connections() }
 
@@ -264,11 +285,13 @@ type Client struct {
 	update             []*gocql.Query
 	crypt              *cellCrypt // nil without client-side encryption
 	key                []byte     // the key of the row being read, for crypt
+	wire               wireClient
 }
 
 // Client returns a client; clients are not safe for concurrent use, the Store is.
 func (s *Store) Client() *Client {
 	c := &Client{s: s, args: make([]any, s.fields+1), row: make([]any, s.fields+1), update: make([]*gocql.Query, s.fields)}
+	c.wire = wireClient{w: s.wire, onRow: countRow}
 	if s.clientSide == nil {
 		for i := range c.row {
 			c.row[i] = &received{}
@@ -276,6 +299,7 @@ func (s *Store) Client() *Client {
 		return c
 	}
 	c.crypt = newCellCrypt(*s.clientSide, s.ks, s.fields)
+	c.wire.onRow = c.openRow
 	for i := range c.row {
 		c.row[i] = &sealedColumn{c: c.crypt, key: &c.key, field: i - 1}
 	}
@@ -295,6 +319,9 @@ func (r *received) UnmarshalCQL(_ gocql.TypeInfo, data []byte) error {
 // Insert writes a whole record. A stamp (microseconds) fixes the write's timestamp for every
 // attempt, so a history of writes knows the order the datastore keeps; 0 stamps it at sending.
 func (c *Client) Insert(ctx context.Context, key string, values [][]byte, stamp int64) error {
+	if c.s.wire != nil {
+		return c.wireInsert(ctx, key, values, stamp)
+	}
 	c.args[0] = key
 	for i, v := range values {
 		if c.crypt == nil {
@@ -312,6 +339,9 @@ func (c *Client) Insert(ctx context.Context, key string, values [][]byte, stamp 
 
 // Update writes one field, stamped as Insert is.
 func (c *Client) Update(ctx context.Context, key string, field int, value []byte, stamp int64) error {
+	if c.s.wire != nil {
+		return c.wireUpdate(ctx, key, field, value, stamp)
+	}
 	c.args[0], c.args[1] = value, key
 	if c.crypt != nil {
 		sealed, err := c.crypt.seal(key, field, value)
@@ -337,8 +367,14 @@ func (c *Client) exec(ctx context.Context, q *gocql.Query) error {
 
 // Read reads every field of a record.
 func (c *Client) Read(ctx context.Context, key string) error {
-	c.args[0] = key
-	n, err := c.rows(ctx, c.query(&c.read, c.s.read, 1))
+	var n int
+	var err error
+	if c.s.wire != nil {
+		n, err = c.wireRead(ctx, key)
+	} else {
+		c.args[0] = key
+		n, err = c.rows(ctx, c.query(&c.read, c.s.read, 1))
+	}
 	if err == nil && n == 0 {
 		err = ErrNotFound
 	}
@@ -374,6 +410,9 @@ func (s *Store) Record(ctx context.Context, key string, consistency gocql.Consis
 
 // Scan reads up to n records from key on, in token order, as YCSB's CQL binding does.
 func (c *Client) Scan(ctx context.Context, key string, n int) error {
+	if c.s.wire != nil {
+		return c.wireScan(ctx, key, n)
+	}
 	c.args[0], c.args[1] = key, n
 	_, err := c.rows(ctx, c.query(&c.scan, c.s.scan, 2))
 	return err

@@ -82,23 +82,32 @@ var _ gocql.HostDialer = (*HostDialer)(nil)
 
 // DialHost connects, handshakes with the pinned configuration and checks the session.
 func (d *HostDialer) DialHost(ctx context.Context, host *gocql.HostInfo) (*gocql.DialedHost, error) {
-	conn, err := d.Dialer.DialContext(ctx, "tcp", host.ConnectAddressAndPort())
+	tc, err := d.Dial(ctx, host.ConnectAddressAndPort())
+	if err != nil {
+		return nil, err
+	}
+	// writev cannot coalesce writes through a TLS connection.
+	return &gocql.DialedHost{Conn: tc, DisableCoalesce: true}, nil
+}
+
+// Dial connects to addr, handshakes with the pinned configuration and checks the session.
+func (d *HostDialer) Dial(ctx context.Context, addr string) (*tls.Conn, error) {
+	conn, err := d.Dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	tc := tls.Client(conn, d.Pin.Config(d.TLS))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("TLS handshake pinned to %s with %s: %w", d.Pin, host.ConnectAddressAndPort(), err)
+		return nil, fmt.Errorf("TLS handshake pinned to %s with %s: %w", d.Pin, addr, err)
 	}
 	st := tc.ConnectionState()
 	if err := d.Pin.Check(st); err != nil {
 		tc.Close()
-		return nil, fmt.Errorf("%s: %w", host.ConnectAddressAndPort(), err)
+		return nil, fmt.Errorf("%s: %w", addr, err)
 	}
 	d.negotiated.Store(Pin{Version: st.Version, Suite: st.CipherSuite})
-	// writev cannot coalesce writes through a TLS connection.
-	return &gocql.DialedHost{Conn: tc, DisableCoalesce: true}, nil
+	return tc, nil
 }
 
 // Negotiated is the protocol and suite of the last session, if any.

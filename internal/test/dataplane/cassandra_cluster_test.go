@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/cqlbench"
+	"secured.dev/operator/internal/pintls"
 	"secured.dev/operator/internal/probe"
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/test/samples"
@@ -105,6 +108,17 @@ func TestCassandraClusterOverTLS(t *testing.T) {
 		t.Errorf("the capture holds %d TLS application-data records; the canary saw no traffic", n)
 	}
 
+	// The benchmark client, given one contact point as a benchmark Job is given the datastore's
+	// Service, coordinates its operations on every node of the ring, as gocql would.
+	spread := benchmarkStore(t, ca, enc, nodes[0])
+	var want []string
+	for _, n := range nodes {
+		want = append(want, n.NativeAddress())
+	}
+	if got := spread.Coordinators(); !slices.Equal(got, want) {
+		t.Errorf("the benchmark client coordinates on %v; want every node, %v", got, want)
+	}
+
 	// cert-manager renews the Secret: the reloader notices and Cassandra serves the new
 	// certificate, no restart.
 	before, err := probe.Scan(context.Background(), nodes[0].NativeAddress(), probe.Options{})
@@ -127,6 +141,36 @@ func TestCassandraClusterOverTLS(t *testing.T) {
 	if !strings.Contains(reloaded.String(), "Cassandra reloaded them") {
 		t.Errorf("the reloader did not report the reload:\n%s", reloaded.String())
 	}
+}
+
+// benchmarkStore is the benchmark client's session through contact, pinned to the profile's
+// suite, with YCSB's table made and a few records written and read on every connection.
+func benchmarkStore(t *testing.T, ca *testpki.CA, enc v1alpha1.EffectiveEncryption, contact *CassandraNode) *cqlbench.Store {
+	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cqlbench.Open(cqlbench.Options{Hosts: []string{contact.NativeAddress()}, Keyspace: "spread", FieldCount: 1,
+		TLS: &cqlbench.TLS{Pin: pin, Config: tlsClient(t, ca, enc.ClientToNode)}})
+	if err != nil {
+		t.Fatalf("the benchmark client's session: %v", err)
+	}
+	t.Cleanup(store.Close)
+	ctx := context.Background()
+	if err := store.CreateSchema(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	c := store.Client()
+	for i := range 12 {
+		key := fmt.Sprintf("user%d", i)
+		if err := c.Insert(ctx, key, [][]byte{[]byte("v")}, 0); err != nil {
+			t.Fatalf("insert %s: %v", key, err)
+		}
+		if err := c.Read(ctx, key); err != nil {
+			t.Fatalf("read %s: %v", key, err)
+		}
+	}
+	return store
 }
 
 // startReloader runs the image's reload-tls script for a node, checking every second, and

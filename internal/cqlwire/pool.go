@@ -1,0 +1,124 @@
+package cqlwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// redialPause is the least time between two attempts to replace a failed connection, so that
+// a node that is down costs a dial per second, not one per operation.
+const redialPause = time.Second
+
+// Pool spreads requests over a number of connections to each of a set of nodes, in turn.
+// Safe for concurrent use.
+type Pool struct {
+	cfg      Config
+	conns    []*slot
+	next     atomic.Uint64
+	queries  []string
+	prepared []atomic.Pointer[Prepared] // by Statement, on first use
+}
+
+// slot is one of the pool's connections, replaced when it fails.
+type slot struct {
+	addr     string
+	mu       sync.Mutex
+	conn     atomic.Pointer[Conn]
+	lastDial time.Time
+}
+
+// Statement is the index of one of the queries given to Open.
+type Statement int
+
+// Open connects perHost times to each address; every connection must open. The queries are
+// prepared when first executed (their tables may not exist yet), on one node; a node that does
+// not know one yet prepares it when it first gets it (see Conn.Execute).
+func Open(ctx context.Context, addrs []string, perHost int, cfg Config, queries []string) (*Pool, error) {
+	if len(addrs) == 0 || perHost < 1 {
+		return nil, fmt.Errorf("cqlwire: %d addresses with %d connections each: give at least one of each", len(addrs), perHost)
+	}
+	p := &Pool{cfg: cfg, queries: queries, prepared: make([]atomic.Pointer[Prepared], len(queries))}
+	for range perHost {
+		for _, a := range addrs {
+			c, err := Dial(ctx, a, cfg)
+			if err != nil {
+				p.Close()
+				return nil, err
+			}
+			s := &slot{addr: a, lastDial: time.Now()}
+			s.conn.Store(c)
+			p.conns = append(p.conns, s)
+		}
+	}
+	return p, nil
+}
+
+// Execute runs st on the next connection; see Conn.Execute.
+func (p *Pool) Execute(ctx context.Context, st Statement, q *Request, row func([][]byte) error) (int, error) {
+	s := p.conns[p.next.Add(1)%uint64(len(p.conns))]
+	c, err := s.get(ctx, p.cfg)
+	if err != nil {
+		return 0, err
+	}
+	pr := p.prepared[st].Load()
+	if pr == nil {
+		// Callers that come at once may each prepare it: the server gives them the same id.
+		if pr, err = c.Prepare(ctx, p.queries[st]); err != nil {
+			return 0, err
+		}
+		p.prepared[st].Store(pr)
+	}
+	return c.Execute(ctx, pr, q, row)
+}
+
+// get returns the slot's connection, dialled again if it failed and the last attempt is a
+// redialPause old.
+func (s *slot) get(ctx context.Context, cfg Config) (*Conn, error) {
+	c := s.conn.Load()
+	if c != nil && !c.Broken() {
+		return c, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c = s.conn.Load(); c != nil && !c.Broken() {
+		return c, nil
+	}
+	if time.Since(s.lastDial) < redialPause {
+		if c != nil {
+			return nil, c.failure()
+		}
+		return nil, errors.New("cqlwire: " + s.addr + ": not connected")
+	}
+	s.lastDial = time.Now()
+	fresh, err := Dial(ctx, s.addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.conn.Store(fresh)
+	return fresh, nil
+}
+
+// Nodes are the addresses the pool connects to, in the order given to Open.
+func (p *Pool) Nodes() []string {
+	var out []string
+	for _, s := range p.conns {
+		if !slices.Contains(out, s.addr) {
+			out = append(out, s.addr)
+		}
+	}
+	return out
+}
+
+// Close closes every connection.
+func (p *Pool) Close() {
+	for _, s := range p.conns {
+		if c := s.conn.Load(); c != nil {
+			c.Close()
+		}
+	}
+}
