@@ -144,13 +144,14 @@ func TestCassandraClusterOverTLS(t *testing.T) {
 }
 
 // benchmarkStore is the benchmark client's session through contact, pinned to the profile's
-// suite, with YCSB's table made and a few records written and read on every connection.
+// suite, with YCSB's table made and a few records written and read on every connection, at
+// QUORUM: with three replicas a read at ONE may reach one the write has not reached yet.
 func benchmarkStore(t *testing.T, ca *testpki.CA, enc v1alpha1.EffectiveEncryption, contact *CassandraNode) *cqlbench.Store {
 	pin, err := pintls.Parse("TLSv1.3", "TLS_AES_128_GCM_SHA256")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := cqlbench.Open(cqlbench.Options{Hosts: []string{contact.NativeAddress()}, Keyspace: "spread", FieldCount: 1,
+	store, err := cqlbench.Open(cqlbench.Options{Hosts: []string{contact.NativeAddress()}, Keyspace: "spread", FieldCount: 1, Consistency: gocql.Quorum,
 		TLS: &cqlbench.TLS{Pin: pin, Config: tlsClient(t, ca, enc.ClientToNode)}})
 	if err != nil {
 		t.Fatalf("the benchmark client's session: %v", err)
