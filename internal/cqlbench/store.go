@@ -69,6 +69,11 @@ func (CertificateLogin) Challenge([]byte) ([]byte, gocql.Authenticator, error) {
 }
 func (CertificateLogin) Success([]byte) error { return nil }
 
+// presentsCertificate says whether the session logs in with its client certificate.
+func presentsCertificate(o Options) bool {
+	return o.TLS != nil && (len(o.TLS.Config.Certificates) > 0 || o.TLS.Config.GetClientCertificate != nil)
+}
+
 // Login is a CQL role's name and password.
 type Login struct{ Username, Password string }
 
@@ -151,7 +156,7 @@ func Open(o Options) (*Store, error) {
 	switch {
 	case o.Login != nil:
 		c.Authenticator = gocql.PasswordAuthenticator{Username: o.Login.Username, Password: o.Login.Password}
-	case o.TLS != nil && (len(o.TLS.Config.Certificates) > 0 || o.TLS.Config.GetClientCertificate != nil):
+	case presentsCertificate(o):
 		c.Authenticator = CertificateLogin{}
 	}
 	if o.Retries > 0 {

@@ -40,8 +40,8 @@ func (s *Store) openWire(consistency gocql.Consistency, timeout time.Duration, p
 	case o.Login != nil:
 		token := append(append(append([]byte{0}, o.Login.Username...), 0), o.Login.Password...)
 		cfg.Login = func(string) ([]byte, error) { return token, nil }
-	case o.TLS != nil && (len(o.TLS.Config.Certificates) > 0 || o.TLS.Config.GetClientCertificate != nil):
-		// MutualTlsAuthenticator asks for a response and ignores it.
+	case presentsCertificate(o):
+		// MutualTlsAuthenticator asks for a response and ignores it, as CertificateLogin says.
 		cfg.Login = func(string) ([]byte, error) { return []byte{}, nil }
 	}
 	queries := append([]string{s.read, s.scan, s.insert}, s.update...)
