@@ -513,6 +513,7 @@ func (r *TradeoffStudyReconciler) conclude(ctx context.Context, s *studyScope, p
 		a.Recommendation, a.Report.Recommendation = nil, nil // the rule had nothing to weigh
 	}
 	a.Report.Phase = string(phase)
+	a.Report.WallTime = time.Since(s.study.CreationTimestamp.Time).Round(time.Second).String()
 	cm, err := study.ReportConfigMap(s.study, a.Report)
 	if err != nil {
 		return err

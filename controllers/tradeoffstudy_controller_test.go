@@ -267,6 +267,10 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	report, err := study.ParseReport([]byte(cm.Data[study.ReportJSONKey]))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Phase).To(Equal("Succeeded"))
+	wall, err := time.ParseDuration(report.WallTime)
+	g.Expect(err).NotTo(HaveOccurred(), "the report says how long the study took: %q", report.WallTime)
+	g.Expect(wall).To(BeNumerically("<=", time.Since(st.CreationTimestamp.Time)+time.Second))
+	g.Expect(cm.Data[study.ReportMarkdownKey]).To(ContainSubstring("Wall time: " + report.WallTime))
 	g.Expect(report.Precision.Imprecise).To(Equal([]string{"st-tls-on-1 (16.3..22.6%)"}), "maxRounds stopped the study short of its target")
 	labels := []string{"default", "st", "Cassandra", "st-tls", "Available", "1", "A"}
 	g.Expect(testutil.ToFloat64(studyOverhead.WithLabelValues(labels...))).To(BeNumerically("~", 0.191, 1e-9))

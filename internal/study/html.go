@@ -30,6 +30,7 @@ func (r Report) HTML() ([]byte, error) {
 		Data           template.JS
 		Recommendation string
 		MetricName     string
-	}{r, template.JS(bytes.ReplaceAll(js, []byte("</"), []byte(`<\/`))), strings.ReplaceAll(r.recommendationText(), "**", ""), metricName(r.OverheadMetric)})
+		WallTimeText   string
+	}{r, template.JS(bytes.ReplaceAll(js, []byte("</"), []byte(`<\/`))), strings.ReplaceAll(r.recommendationText(), "**", ""), metricName(r.OverheadMetric), r.wallTimeText()})
 	return b.Bytes(), err
 }

@@ -24,13 +24,16 @@ func ReportConfigMapName(study string) string { return study + "-report" }
 // Report is the machine-readable result of a study (report.json); Markdown and Text render it
 // for people.
 type Report struct {
-	Study          string                   `json:"study"`
-	Engine         string                   `json:"engine"`
-	Baseline       string                   `json:"baseline"`
-	Workload       string                   `json:"workload"`
-	Repetitions    int                      `json:"repetitions"`
-	Seed           int64                    `json:"seed"`
-	Phase          string                   `json:"phase,omitempty"`
+	Study       string `json:"study"`
+	Engine      string `json:"engine"`
+	Baseline    string `json:"baseline"`
+	Workload    string `json:"workload"`
+	Repetitions int    `json:"repetitions"`
+	Seed        int64  `json:"seed"`
+	Phase       string `json:"phase,omitempty"`
+	// WallTime: from the study's creation to its conclusion, provisioning and warm-ups
+	// included, e.g. "14m30s"; set on a concluded study's report.
+	WallTime       string                   `json:"wallTime,omitempty"`
 	Cells          []CellReport             `json:"cells"`
 	Candidates     []Candidate              `json:"candidates,omitempty"`
 	ParetoFrontier []string                 `json:"paretoFrontier,omitempty"`
@@ -144,6 +147,9 @@ func (r Report) Markdown() string {
 	fmt.Fprintf(&b, "# TradeoffStudy %s\n\n", r.Study)
 	fmt.Fprintf(&b, "%s, %s, %d repetitions per cell in randomized interleaved order (seed %d). Baseline: %s.\n\n",
 		r.Engine, r.Workload, r.Repetitions, r.Seed, r.Baseline)
+	if r.WallTime != "" {
+		b.WriteString(r.wallTimeText() + "\n\n")
+	}
 	if r.Precision != nil {
 		b.WriteString(r.Precision.text(r.Repetitions) + "\n\n")
 	}
@@ -359,4 +365,9 @@ func extraNodes(c CellReport) string {
 		return "+" + percent(*c.ExtraNodesFraction) + "%"
 	}
 	return strconv.FormatFloat(100**c.ExtraNodesFraction, 'f', 1, 64) + "%"
+}
+
+// wallTimeText says how long the study took, for every rendering of the report.
+func (r Report) wallTimeText() string {
+	return "Wall time: " + r.WallTime + ", from the study's creation to this report (provisioning and warm-ups included)."
 }

@@ -21,6 +21,9 @@ func (r Report) Text() string {
 	if r.Phase != "" {
 		fmt.Fprintf(&b, "Phase: %s\n", r.Phase)
 	}
+	if r.WallTime != "" {
+		b.WriteString(r.wallTimeText() + "\n")
+	}
 	if r.Precision != nil {
 		b.WriteString(r.Precision.text(r.Repetitions) + "\n")
 	}
