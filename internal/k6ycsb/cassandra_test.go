@@ -3,6 +3,7 @@ package k6ycsb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -182,26 +183,48 @@ func checkRun(t *testing.T, name string, s benchresult.Summary, protocol, suite 
 	}
 }
 
-// remoteWrite runs workload A with k6's Prometheus remote-write output into a real Prometheus:
-// the native histograms hold exactly the operations the summary counts, and PromQL's median
-// per operation agrees with the summary's.
+// remoteWrite runs workload A with k6's Prometheus remote-write output into a real Prometheus,
+// in a closed loop and at a fixed rate: the native histograms hold exactly the operations the summary counts, and PromQL's
+// median per operation agrees with the summary's.
 func remoteWrite(t *testing.T, with func(map[string]string) map[string]string) {
 	t.Helper()
 	prom := dataplane.StartPrometheus(t, "127.0.0.63:19090")
-	s, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s",
-		"K6_PROMETHEUS_RW_SERVER_URL": prom.RemoteWriteURL(), "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true",
-		// Several pushes in 3 s, so that rate() in the dashboards has samples to work on.
-		"K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}),
-		"--out", "experimental-prometheus-rw", "--tag", "benchmark=rw-test", "--tag", "namespace=rw-ns")
-	if err != nil {
-		t.Fatalf("workload A with remote write: %v\n%s", err, out)
+	ctx := context.Background()
+	for benchmark, load := range map[string]map[string]string{"rw-test": nil, "rw-rate": {"YCSB_RATE": "400"}} {
+		env := map[string]string{"YCSB_WORKLOAD": "A", "YCSB_DURATION": "3s",
+			"K6_PROMETHEUS_RW_SERVER_URL": prom.RemoteWriteURL(), "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true",
+			// Several pushes in 3 s, so that rate() in the dashboards has samples to work on.
+			"K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
+		maps.Copy(env, load)
+		s, out, err := runK6(t, with(env), "--out", "experimental-prometheus-rw", "--tag", "benchmark="+benchmark, "--tag", "namespace=rw-ns")
+		if err != nil {
+			t.Fatalf("workload A with remote write (%s): %v\n%s", benchmark, err, out)
+		}
+		agreesWithSummary(ctx, t, prom, benchmark, s)
 	}
+
+	// The benchmark-run dashboard's panels and variables, on these real client series.
+	d := dashboards.BenchmarkRun()
+	for _, q := range d.Queries() {
+		expr := dashboards.Substitute(q.Expr, map[string]string{"namespace": "rw-ns", "benchmark": "rw-test", "__rate_interval": "1m"})
+		res, err := prom.Query(ctx, expr)
+		if err != nil {
+			t.Errorf("%s: %v", q.Where, err)
+		} else if len(res) == 0 {
+			t.Errorf("%s: no data for %s", q.Where, expr)
+		}
+	}
+}
+
+// agreesWithSummary checks the operations and medians that k6 wrote to Prometheus for a
+// benchmark against the run's summary.
+func agreesWithSummary(ctx context.Context, t *testing.T, prom *dataplane.Prometheus, benchmark string, s benchresult.Summary) {
+	t.Helper()
 	want := map[string]benchresult.Latency{}
 	for _, l := range s.Latencies {
 		want[l.Operation] = l
 	}
-	sel := `k6_ycsb_operation_duration_seconds{benchmark="rw-test", scenario="run", protocol="plaintext"}`
-	ctx := context.Background()
+	sel := `k6_ycsb_operation_duration_seconds{benchmark="` + benchmark + `", scenario="run", protocol="plaintext"}`
 	for query, check := range map[string]func(op string, v float64) error{
 		"sum by (op) (histogram_count(" + sel + "))": func(op string, v float64) error {
 			if int64(v) != want[op].Count {
@@ -230,20 +253,8 @@ func remoteWrite(t *testing.T, with func(map[string]string) map[string]string) {
 			}
 			t.Logf("Prometheus: %s {op=%s} = %v", query, r.Metric["op"], v)
 			if err := check(r.Metric["op"], v); err != nil {
-				t.Error(err)
+				t.Errorf("%s: %v", benchmark, err)
 			}
-		}
-	}
-
-	// The benchmark-run dashboard's panels and variables, on these real client series.
-	d := dashboards.BenchmarkRun()
-	for _, q := range d.Queries() {
-		expr := dashboards.Substitute(q.Expr, map[string]string{"namespace": "rw-ns", "benchmark": "rw-test", "__rate_interval": "1m"})
-		res, err := prom.Query(ctx, expr)
-		if err != nil {
-			t.Errorf("%s: %v", q.Where, err)
-		} else if len(res) == 0 {
-			t.Errorf("%s: no data for %s", q.Where, expr)
 		}
 	}
 }
