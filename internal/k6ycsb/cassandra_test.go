@@ -184,8 +184,8 @@ func checkRun(t *testing.T, name string, s benchresult.Summary, protocol, suite 
 }
 
 // remoteWrite runs workload A with k6's Prometheus remote-write output into a real Prometheus,
-// in a closed loop and at a fixed rate: the native histograms hold exactly the operations the summary counts, and PromQL's
-// median per operation agrees with the summary's.
+// in a closed loop and at a fixed rate: the native histograms hold exactly the operations the
+// summary counts, and PromQL's median per operation agrees with the summary's.
 func remoteWrite(t *testing.T, with func(map[string]string) map[string]string) {
 	t.Helper()
 	prom := dataplane.StartPrometheus(t, "127.0.0.63:19090")
