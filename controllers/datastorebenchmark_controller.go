@@ -143,8 +143,13 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 		if h.Principal != "" {
 			msg += ", logged in as " + h.Principal + " (SASL " + h.Properties["hbase.rpc.protection"] + ")"
 		}
-		if h.TrustConfigMap != "" {
-			msg += ", TLS verified against ConfigMap " + h.TrustConfigMap
+		if p := h.Properties; p["hbase.client.netty.tls.enabled"] == "true" {
+			msg += fmt.Sprintf(", TLS (%s; %s) verified against ", p["hbase.rpc.tls.enabledProtocols"], p["hbase.rpc.tls.ciphersuites"])
+			if h.Trust != nil {
+				msg += "the CAs in " + h.Trust.String()
+			} else {
+				msg += "the JDK's default CAs"
+			}
 		}
 	case t != nil:
 		msg = fmt.Sprintf("%s, pinned to %s %s, verifying %s", s.target.Hosts, t.Protocol, t.CipherSuite, t.ServerName)

@@ -285,3 +285,37 @@ func TestBenchmarkFailsWhenAnAcknowledgedWriteIsLost(t *testing.T) {
 		g.Expect(c.Message).To(ContainSubstring("user42 field3"))
 	}).Should(Succeed())
 }
+
+// An external HBase is measured by the JVM driver from what the spec says of it, and Ready
+// says how the client reaches it: the registry's endpoints, the login and its SASL level, the
+// TLS pin and the CAs it verifies against.
+func TestBenchmarkOfAnExternalHBase(t *testing.T) {
+	g := NewWithT(t)
+	b := externalBenchmark("bench-external-hbase")
+	b.Spec.Target.External = &v1alpha1.ExternalTarget{Engine: v1alpha1.EngineHBase, Endpoints: []string{"hmaster.example:16000"},
+		TLS: &v1alpha1.ClientTLS{Protocol: "TLSv1.2", CipherSuite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", CASecretRef: &v1alpha1.SecretKeyReference{Name: "hbase-ca", Key: "ca.crt"}},
+		HBase: &v1alpha1.ExternalHBase{Kerberos: &v1alpha1.ExternalKerberos{Principal: "ycsb@HBASE.EXAMPLE",
+			KeytabSecretRef: v1alpha1.SecretKeyReference{Name: "ycsb-keytab", Key: "keytab"}, Krb5ConfigMapRef: v1alpha1.ConfigMapKeyReference{Name: "realm", Key: "krb5.conf"}}}}
+	create(t, b)
+	g.Eventually(func(g Gomega) {
+		ready := condition(get(g, b).Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(ready.Message).To(Equal("HBase bootstrapped from [hmaster.example:16000] with YCSB's JVM client, logged in as ycsb@HBASE.EXAMPLE (SASL privacy), " +
+			"TLS (TLSv1.2; TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) verified against the CAs in key ca.crt of Secret hbase-ca"))
+	}).Should(Succeed())
+	load := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "bench-external-hbase-load", Namespace: "default"}}
+	g.Eventually(func() error { return env.Client.Get(context.Background(), client.ObjectKeyFromObject(load), load) }).Should(Succeed())
+	pod := load.Spec.Template.Spec
+	g.Expect(pod.Containers[0].Image).To(Equal("secured.dev/ycsb-hbase:test"))
+	g.Expect(pod.Containers[0].Command).To(ContainElements("principal=ycsb@HBASE.EXAMPLE", "hbase.client.bootstrap.servers=hmaster.example:16000", "hbase.rpc.tls.truststore.type=PEM"))
+	var mounted []string
+	for _, v := range pod.Volumes {
+		switch {
+		case v.Secret != nil:
+			mounted = append(mounted, "Secret "+v.Secret.SecretName)
+		case v.ConfigMap != nil:
+			mounted = append(mounted, "ConfigMap "+v.ConfigMap.Name)
+		}
+	}
+	g.Expect(mounted).To(ConsistOf("Secret hbase-ca", "Secret ycsb-keytab", "ConfigMap realm"))
+}

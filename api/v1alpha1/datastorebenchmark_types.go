@@ -172,17 +172,101 @@ type ClientTLS struct {
 }
 
 // ExternalTarget is a datastore the operator does not manage, e.g. a managed cloud service.
+// +kubebuilder:validation:XValidation:rule="self.engine == 'HBase' || !has(self.hbase)",message="spec.target.external.hbase applies to engine HBase only: remove it or set engine: HBase",fieldPath=".hbase"
+// +kubebuilder:validation:XValidation:rule="self.engine != 'HBase' || !has(self.tls) || !has(self.tls.serverName)",message="spec.target.external.tls.serverName applies to Cassandra only: an HBase client verifies every server by the host name it connects to; remove serverName",fieldPath=".tls.serverName"
 type ExternalTarget struct {
 	// engine speaking on the endpoints.
 	Engine Engine `json:"engine"`
-	// endpoints, host:port.
+	// endpoints, host:port. Cassandra: CQL contact points. HBase: the RPC addresses of Masters
+	// or RegionServers (hbase.client.bootstrap.servers, HBase 2.5 and later), or with
+	// hbase.registry ZooKeeper the ZooKeeper quorum.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=261
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.matches('^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\\\\[[0-9A-Fa-f:.]+\\\\])(:[0-9]{1,5})?$'))",message="spec.target.external.endpoints: write every endpoint as host:port, a DNS name or an IP address (IPv6 in brackets) and a port, such as cassandra-0.example:9042 or [fd00::7]:16000"
 	// +listType=set
 	Endpoints []string `json:"endpoints"`
-	// tls settings; omit for plaintext.
+	// tls settings; omit for plaintext. An HBase client verifies each server's certificate
+	// against caSecretRef (PEM) and the host name it connects to.
 	// +optional
 	TLS *ClientTLS `json:"tls,omitempty"`
+	// hbase: how the client finds an external HBase's servers and logs in to them.
+	// +optional
+	HBase *ExternalHBase `json:"hbase,omitempty"`
+}
+
+// HBaseRegistry is where an HBase client learns the location of the cluster's regions.
+// +kubebuilder:validation:Enum=RPC;ZooKeeper
+type HBaseRegistry string
+
+const (
+	// RegistryRPC: the Masters and RegionServers answer over HBase RPC, with its security.
+	RegistryRPC HBaseRegistry = "RPC"
+	// RegistryZooKeeper: the client reads ZooKeeper, as clients of HBase before 2.5 must.
+	RegistryZooKeeper HBaseRegistry = "ZooKeeper"
+)
+
+// ExternalHBase is how the benchmark's YCSB client reaches an HBase the operator does not manage.
+// +kubebuilder:validation:XValidation:rule="!has(self.zNodeParent) || (has(self.registry) && self.registry == 'ZooKeeper')",message="spec.target.external.hbase.zNodeParent applies to registry ZooKeeper only: set registry: ZooKeeper or remove zNodeParent",fieldPath=".zNodeParent"
+type ExternalHBase struct {
+	// registry the client asks where the regions are. RPC (the default): the endpoints are
+	// Masters' or RegionServers' RPC ports, reached with the same TLS and Kerberos as every
+	// other call. ZooKeeper: the endpoints are the ZooKeeper quorum, read without TLS or a SASL
+	// login (the location of hbase:meta is world-readable there), as HBase before 2.5 needs.
+	// +optional
+	// +kubebuilder:default=RPC
+	Registry HBaseRegistry `json:"registry,omitempty"`
+	// zNodeParent: HBase's root znode (zookeeper.znode.parent), for registry ZooKeeper.
+	// Defaults to /hbase.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[A-Za-z0-9._-]+)+$')",message="spec.target.external.hbase.zNodeParent must be an absolute znode path of letters, digits, '.', '_' and '-', such as /hbase"
+	ZNodeParent string `json:"zNodeParent,omitempty"`
+	// kerberos login of the client; omit when the cluster uses simple authentication.
+	// +optional
+	Kerberos *ExternalKerberos `json:"kerberos,omitempty"`
+}
+
+// ExternalKerberos is the client's Kerberos login to an external HBase: a principal, its keytab
+// and the realm's krb5.conf. The benchmark's pods mount the keytab, so whoever may create
+// DatastoreBenchmarks in a namespace can use the keytabs of its Secrets: grant it accordingly.
+// +kubebuilder:validation:XValidation:rule="!has(self.aesTransform) || !self.aesTransform || !has(self.rpcProtection) || self.rpcProtection == 'Privacy'",message="spec.target.external.hbase.kerberos.aesTransform replaces SASL's privacy wrap and needs rpcProtection: Privacy",fieldPath=".aesTransform"
+type ExternalKerberos struct {
+	// principal the client logs in as, such as ycsb@EXAMPLE.COM or ycsb/bench@EXAMPLE.COM.
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?@[A-Za-z0-9._-]+$')",message="spec.target.external.hbase.kerberos.principal must be name@REALM or name/instance@REALM of letters, digits, '.', '_' and '-', such as ycsb@EXAMPLE.COM"
+	Principal string `json:"principal"`
+	// keytabSecretRef: the Secret key holding the principal's keytab.
+	KeytabSecretRef SecretKeyReference `json:"keytabSecretRef"`
+	// krb5ConfigMapRef: the ConfigMap key holding the krb5.conf that names the realm's KDCs.
+	Krb5ConfigMapRef ConfigMapKeyReference `json:"krb5ConfigMapRef"`
+	// serverPrincipal of the Masters and RegionServers, _HOST standing for the host name the
+	// client connects to (hbase.master.kerberos.principal, hbase.regionserver.kerberos.principal).
+	// Defaults to hbase/_HOST@ and the principal's realm.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+@[A-Za-z0-9._-]+$')",message="spec.target.external.hbase.kerberos.serverPrincipal must be service/host@REALM of letters, digits, '.', '_' and '-', with _HOST for each server's host name, such as hbase/_HOST@EXAMPLE.COM"
+	ServerPrincipal string `json:"serverPrincipal,omitempty"`
+	// rpcProtection the client asks for (hbase.rpc.protection): Authentication, Integrity or
+	// Privacy, one the servers accept. Defaults to Privacy.
+	// +optional
+	// +kubebuilder:default=Privacy
+	RPCProtection SASLProtection `json:"rpcProtection,omitempty"`
+	// aesTransform: the servers encrypt HBase RPC with the AES key SASL negotiates
+	// (hbase.rpc.crypto.encryption.aes.enabled), which client and servers must agree on.
+	// Needs rpcProtection Privacy. Defaults to false.
+	// +optional
+	AESTransform *bool `json:"aesTransform,omitempty"`
+}
+
+// ConfigMapKeyReference names a key in a ConfigMap in the same namespace.
+type ConfigMapKeyReference struct {
+	// name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// key in the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
 }
 
 // BenchmarkTarget is what the benchmark measures: exactly one of datastoreRef and external.

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -22,35 +23,41 @@ import (
 // HBaseTarget is how the JVM driver (drivers/ycsb-hbase) reaches an HBase datastore: k6 cannot
 // speak Kerberos-secured HBase RPC, YCSB's own client with our binding can.
 type HBaseTarget struct {
-	// Properties go into the HBase client's configuration: bootstrap servers, Kerberos and
-	// SASL, TLS.
+	// Properties go into the HBase client's configuration: the registry, Kerberos and SASL,
+	// TLS.
 	Properties map[string]string
-	// ConfigMap holds the datastore's rendered files (krb5.conf among them).
-	ConfigMap string
-	// KeytabSecret and Principal log the client in, when the profile uses Kerberos.
-	KeytabSecret, Principal string
-	// TrustConfigMap holds the trust bundle, when the profile uses TLS.
-	TrustConfigMap string
+	// Principal logs the client in with Keytab and Krb5 (the realm's krb5.conf), when the
+	// cluster uses Kerberos.
+	Principal    string
+	Keytab, Krb5 *KeySource
+	// Trust holds the CAs the client verifies the servers against, mounted as TrustFile in
+	// hbase.PodLayout.TrustDir: the store Properties name, when the cluster speaks TLS.
+	Trust     *KeySource
+	TrustFile string
 }
 
 // Paths in the driver's pod and image (hack/kind/images.sh builds secured.dev/ycsb-hbase).
 const (
 	hbaseConf    = "/etc/hbase/conf"
 	driverLib    = "/opt/ycsb-hbase/lib"
-	clientKeytab = "/etc/secured/keytab/" + hbase.ClientKeytab
+	keytabDir    = "/etc/secured/keytab"
+	clientKeytab = keytabDir + "/" + hbase.ClientKeytab
+	// externalTrustFile is the PEM bundle of an external cluster's CAs.
+	externalTrustFile = "ca.crt"
 )
 
 func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) Target {
 	c := hbase.TopologyOf(ds, clusterDomain)
-	t := Target{Datastore: ds.Name, Profile: enc.Profile, HBase: &HBaseTarget{
-		Properties: hbase.ClientProperties(c, *enc.Effective), ConfigMap: hbase.NamesOf(ds).ConfigMap(),
-	}}
+	t := Target{Datastore: ds.Name, Profile: enc.Profile, HBase: &HBaseTarget{Properties: hbase.ClientProperties(c, *enc.Effective)}}
 	t.Hosts = c.Bootstrap
 	if enc.Effective.HBase != nil && enc.Effective.HBase.Authentication == v1alpha1.AuthenticationKerberos {
-		t.HBase.KeytabSecret, t.HBase.Principal = hbase.NamesOf(ds).ClientKeytabSecret(), hbase.ClientPrincipal(ds)
+		t.HBase.Principal = hbase.ClientPrincipal(ds)
+		t.HBase.Keytab = &KeySource{Secret: hbase.NamesOf(ds).ClientKeytabSecret(), Key: hbase.ClientKeytab}
+		t.HBase.Krb5 = &KeySource{ConfigMap: hbase.NamesOf(ds).ConfigMap(), Key: "krb5.conf"}
 	}
 	if enc.Effective.ClientToNode.Mode != v1alpha1.ChannelDisabled {
-		t.HBase.TrustConfigMap = certs.TrustConfigMap(ds)
+		t.HBase.Trust = &KeySource{ConfigMap: certs.TrustConfigMap(ds), Key: certs.TrustStoreKey}
+		t.HBase.TrustFile = certs.TrustStoreKey
 	}
 	if a := enc.Effective.AtRest; a != nil && a.Engine != nil {
 		// HBase encrypts only the HFiles of column families created encrypted.
@@ -59,6 +66,51 @@ func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alp
 	if cs := enc.Effective.ClientSide; cs != nil {
 		t.ClientSide, t.ClientKeysSecret = cs, datakeys.ClientKeysSecret(ds)
 	}
+	return t
+}
+
+// externalHBase is an HBase the operator does not manage, reached with the same client
+// properties as a managed one's (hbase.ClientProperties) from what the spec says of it: a
+// Kerberos login at one SASL level, TLS pinned to one protocol and suite, and the registry.
+func externalHBase(e *v1alpha1.ExternalTarget) Target {
+	h := ptr.Deref(e.HBase, v1alpha1.ExternalHBase{})
+	enc := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
+	c := hbase.Topology{Bootstrap: e.Endpoints}
+	t := Target{Hosts: e.Endpoints, Profile: "external", HBase: &HBaseTarget{}}
+	k := h.Kerberos
+	if k != nil {
+		_, c.Realm, _ = strings.Cut(k.Principal, "@")
+		enc.HBase = &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos,
+			HBaseRPCProtection: cmp.Or(k.RPCProtection, v1alpha1.ProtectionPrivacy), AESTransform: ptr.To(ptr.Deref(k.AESTransform, false))}
+		t.HBase.Principal = k.Principal
+		t.HBase.Keytab = &KeySource{Secret: k.KeytabSecretRef.Name, Key: k.KeytabSecretRef.Key}
+		t.HBase.Krb5 = &KeySource{ConfigMap: k.Krb5ConfigMapRef.Name, Key: k.Krb5ConfigMapRef.Key}
+	}
+	if tls := e.TLS; tls != nil {
+		enc.ClientToNode = v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired,
+			Protocols: []v1alpha1.TLSProtocol{tls.Protocol}, CipherSuites: []string{string(tls.CipherSuite)}}
+	}
+	p := hbase.ClientProperties(c, enc)
+	if k != nil && k.ServerPrincipal != "" {
+		p["hbase.master.kerberos.principal"], p["hbase.regionserver.kerberos.principal"] = k.ServerPrincipal, k.ServerPrincipal
+	}
+	if tls := e.TLS; tls != nil {
+		// Without a CA, the JDK's own trust decides.
+		delete(p, "hbase.rpc.tls.truststore.location")
+		delete(p, "hbase.rpc.tls.truststore.type")
+		if ref := tls.CASecretRef; ref != nil {
+			t.HBase.Trust, t.HBase.TrustFile = &KeySource{Secret: ref.Name, Key: ref.Key}, externalTrustFile
+			p["hbase.rpc.tls.truststore.location"] = hbase.PodLayout.TrustDir + "/" + externalTrustFile
+			p["hbase.rpc.tls.truststore.type"] = "PEM"
+		}
+	}
+	if h.Registry == v1alpha1.RegistryZooKeeper {
+		delete(p, "hbase.client.bootstrap.servers")
+		p["hbase.client.registry.impl"] = "org.apache.hadoop.hbase.client.ZKConnectionRegistry"
+		p["hbase.zookeeper.quorum"] = strings.Join(e.Endpoints, ",")
+		p["zookeeper.znode.parent"] = cmp.Or(h.ZNodeParent, "/hbase")
+	}
+	t.HBase.Properties = p
 	return t
 }
 
@@ -174,18 +226,19 @@ func driverCommand(j Job, props map[string]string) []string {
 	return cmd
 }
 
-// hbaseVolumes: the rendered configuration (krb5.conf), the client keytab, the trust bundle.
+// hbaseVolumes: krb5.conf and the client's keytab, the trust store, scratch space.
 func hbaseVolumes(t *HBaseTarget) ([]corev1.Volume, []corev1.VolumeMount) {
-	vols := []corev1.Volume{podtemplate.ConfigMapVolume("config", t.ConfigMap), podtemplate.EmptyDirVolume("tmp")}
-	mounts := []corev1.VolumeMount{{Name: "config", MountPath: hbaseConf, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}}
-	if t.KeytabSecret != "" {
-		vols = append(vols, podtemplate.SecretVolume("keytab", t.KeytabSecret))
-		mounts = append(mounts, corev1.VolumeMount{Name: "keytab", MountPath: "/etc/secured/keytab", ReadOnly: true})
+	vols := []corev1.Volume{podtemplate.EmptyDirVolume("tmp")}
+	mounts := []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
+	mount := func(k *KeySource, name, dir, file string) {
+		if k != nil {
+			vols = append(vols, k.volume(name, file))
+			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true})
+		}
 	}
-	if t.TrustConfigMap != "" {
-		vols = append(vols, podtemplate.ConfigMapVolume("trust", t.TrustConfigMap))
-		mounts = append(mounts, corev1.VolumeMount{Name: "trust", MountPath: hbase.PodLayout.TrustDir, ReadOnly: true})
-	}
+	mount(t.Krb5, "krb5", hbaseConf, "krb5.conf")
+	mount(t.Keytab, "keytab", keytabDir, hbase.ClientKeytab)
+	mount(t.Trust, "trust", hbase.PodLayout.TrustDir, t.TrustFile)
 	return vols, mounts
 }
 

@@ -73,7 +73,7 @@ func TestHostileValuesStayInertInTheHBaseDriverCommand(t *testing.T) {
 	}
 	for _, phase := range []string{PhaseLoad, PhaseRun} {
 		job, err := Build(Job{Benchmark: b, Phase: phase, Image: "ycsb", RemoteWriteURL: values[0],
-			Target: Target{Datastore: "events", Profile: values[1], HBase: &HBaseTarget{Properties: props, ConfigMap: "cm"}}})
+			Target: Target{Datastore: "events", Profile: values[1], HBase: &HBaseTarget{Properties: props, Principal: values[2]}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +108,8 @@ func TestHostileValuesStayInertInTheHBaseDriverCommand(t *testing.T) {
 				t.Errorf("%s phase: java did not receive %q as one argument", phase, k+"="+v)
 			}
 		}
-		if !slices.Contains(got, "profile="+values[1]) || !slices.Contains(got, "prometheus.remotewrite.url="+values[0]) {
-			t.Errorf("%s phase: the profile or the remote-write URL did not arrive unchanged", phase)
+		if !slices.Contains(got, "profile="+values[1]) || !slices.Contains(got, "prometheus.remotewrite.url="+values[0]) || !slices.Contains(got, "principal="+values[2]) {
+			t.Errorf("%s phase: the profile, the remote-write URL or the principal did not arrive unchanged", phase)
 		}
 		if phase == PhaseLoad && !slices.Contains(got, "insertstart=5") {
 			t.Errorf("load phase: the pod's share is not computed: %q", got)

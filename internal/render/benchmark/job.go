@@ -182,14 +182,7 @@ func Build(j Job) (*batchv1.Job, error) {
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "history", MountPath: historyMount})
 	}
 	if t := j.Target.TLS; t != nil && (t.CA.ConfigMap != "" || t.CA.Secret != "") {
-		vol := corev1.Volume{Name: "ca"}
-		if t.CA.ConfigMap != "" {
-			vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: t.CA.ConfigMap},
-				Items: []corev1.KeyToPath{{Key: t.CA.Key, Path: "ca.crt"}}}
-		} else {
-			vol.Secret = &corev1.SecretVolumeSource{SecretName: t.CA.Secret, Items: []corev1.KeyToPath{{Key: t.CA.Key, Path: "ca.crt"}}}
-		}
-		spec.Volumes = append(spec.Volumes, vol)
+		spec.Volumes = append(spec.Volumes, t.CA.volume("ca", "ca.crt"))
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "ca", MountPath: caMount, ReadOnly: true})
 	}
 	if j.Target.LoginSecret != "" {

@@ -276,6 +276,80 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 	}
 }
 
+// An external HBase is measured with what its spec says: the client logs in from the keytab
+// Secret with the ConfigMap's krb5.conf, asks for the SASL level, pins TLS to one protocol and
+// suite verified against the CA Secret, and finds the regions over RPC or through ZooKeeper.
+func TestExternalHBaseJobs(t *testing.T) {
+	ext := &v1alpha1.ExternalTarget{Engine: v1alpha1.EngineHBase, Endpoints: []string{"hmaster-0.hbase.example:16000", "hmaster-1.hbase.example:16000"},
+		TLS: &v1alpha1.ClientTLS{Protocol: "TLSv1.3", CipherSuite: "TLS_AES_256_GCM_SHA384", CASecretRef: &v1alpha1.SecretKeyReference{Name: "hbase-ca", Key: "ca.pem"}},
+		HBase: &v1alpha1.ExternalHBase{Kerberos: &v1alpha1.ExternalKerberos{Principal: "ycsb/bench@HBASE.EXAMPLE",
+			KeytabSecretRef:  v1alpha1.SecretKeyReference{Name: "ycsb-keytab", Key: "ycsb.keytab"},
+			Krb5ConfigMapRef: v1alpha1.ConfigMapKeyReference{Name: "realm", Key: "krb5.conf"}, RPCProtection: v1alpha1.ProtectionIntegrity}}}
+	target, err := ExternalTarget(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "managed-hbase", Namespace: "db"},
+		Spec:       v1alpha1.DatastoreBenchmarkSpec{Target: v1alpha1.BenchmarkTarget{External: ext}, Workload: v1alpha1.Workload{Preset: "B", RecordCount: ptr.To[int64](1000)}},
+	}
+	out := renderJobs(t,
+		Job{Benchmark: b, Target: target, Phase: PhaseLoad, Image: "secured.dev/ycsb-hbase:test"},
+		Job{Benchmark: b, Target: target, Phase: PhaseRun, Run: 0, Image: "secured.dev/ycsb-hbase:test"},
+	)
+	golden.Check(t, "external-hbase-jobs.yaml", out)
+	flat := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{"- principal=ycsb/bench@HBASE.EXAMPLE", "- hbase.rpc.protection=integrity",
+		"- hbase.master.kerberos.principal=hbase/_HOST@HBASE.EXAMPLE", "- hbase.client.bootstrap.servers=hmaster-0.hbase.example:16000,hmaster-1.hbase.example:16000",
+		"- hbase.rpc.tls.enabledProtocols=TLSv1.3", "- hbase.rpc.tls.ciphersuites=TLS_AES_256_GCM_SHA384", "- hbase.rpc.tls.truststore.type=PEM",
+		"- hbase.rpc.tls.truststore.location=/etc/secured/trust/ca.crt", "- key: ca.pem path: ca.crt", "secretName: hbase-ca",
+		"- key: ycsb.keytab path: client.keytab", "secretName: ycsb-keytab", "- key: krb5.conf path: krb5.conf name: realm"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the Jobs lack %s", want)
+		}
+	}
+	if target.ServerPods() != nil || target.Profile != "external" {
+		t.Errorf("an external target has no server pods to account and is labelled external: %v %q", target.ServerPods(), target.Profile)
+	}
+
+	// Through ZooKeeper, with the cluster's own server principal and no CA of its own.
+	ext.HBase.Registry, ext.HBase.ZNodeParent = v1alpha1.RegistryZooKeeper, "/hbase-secure"
+	ext.HBase.Kerberos.ServerPrincipal = "hbase/_HOST@CORP.EXAMPLE"
+	ext.TLS.CASecretRef = nil
+	ext.Endpoints = []string{"zk-0.example:2181", "zk-1.example:2181", "zk-2.example:2181"}
+	target, err = ExternalTarget(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := target.HBase.Properties
+	for k, want := range map[string]string{"hbase.client.registry.impl": "org.apache.hadoop.hbase.client.ZKConnectionRegistry",
+		"hbase.zookeeper.quorum": "zk-0.example:2181,zk-1.example:2181,zk-2.example:2181", "zookeeper.znode.parent": "/hbase-secure",
+		"hbase.regionserver.kerberos.principal": "hbase/_HOST@CORP.EXAMPLE", "hbase.client.bootstrap.servers": "", "hbase.rpc.tls.truststore.location": ""} {
+		if p[k] != want {
+			t.Errorf("%s = %q, want %q", k, p[k], want)
+		}
+	}
+	if target.HBase.Trust != nil {
+		t.Errorf("no CA Secret, yet the client mounts %s", target.HBase.Trust)
+	}
+
+	// Simple authentication in plaintext: nothing to mount but scratch space.
+	target, err = ExternalTarget(&v1alpha1.ExternalTarget{Engine: v1alpha1.EngineHBase, Endpoints: []string{"10.0.0.7:16020"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/ycsb-hbase:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := job.Spec.Template.Spec.Volumes; len(v) != 1 || v[0].Name != "tmp" {
+		t.Errorf("a plaintext external HBase mounts %+v", v)
+	}
+	if p := target.HBase.Properties; p["hbase.security.authentication"] != "" || p["hbase.client.netty.tls.enabled"] != "" {
+		t.Errorf("a plaintext external HBase gets security properties: %v", p)
+	}
+}
+
 // renderJobs builds the Jobs and concatenates them as YAML documents.
 func renderJobs(t *testing.T, jobs ...Job) []byte {
 	t.Helper()

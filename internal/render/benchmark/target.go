@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/cassandra"
@@ -59,15 +62,34 @@ func (t Target) ServerPods() map[string]string {
 type TLS struct {
 	Protocol, CipherSuite, ServerName string
 	// CA: a ConfigMap or Secret key with the PEM bundle.
-	CA CASource
+	CA KeySource
 	// ClientCertSecret holds the certificate (tls.crt, tls.key) the clients present, where
 	// the datastore's client channel demands one; its identity is the clients' role.
 	ClientCertSecret string
 }
 
-// CASource is one key of a ConfigMap or a Secret.
-type CASource struct {
+// KeySource is one key of a ConfigMap or a Secret.
+type KeySource struct {
 	ConfigMap, Secret, Key string
+}
+
+func (k KeySource) String() string {
+	if k.Secret != "" {
+		return fmt.Sprintf("key %s of Secret %s", k.Key, k.Secret)
+	}
+	return fmt.Sprintf("key %s of ConfigMap %s", k.Key, k.ConfigMap)
+}
+
+// volume mounts the key alone, as the file path; a Secret's file is readable by the pod's
+// group only.
+func (k KeySource) volume(name, path string) corev1.Volume {
+	items := []corev1.KeyToPath{{Key: k.Key, Path: path}}
+	if k.Secret != "" {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: k.Secret, Items: items, DefaultMode: ptr.To[int32](0o440)}}}
+	}
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: k.ConfigMap}, Items: items}}}
 }
 
 // DatastoreTarget measures a managed datastore as an application in the cluster would reach
@@ -123,7 +145,7 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 		return Target{}, fmt.Errorf("SecuredDatastore %s clientToNode: %w", ds.Name, err)
 	}
 	t.TLS = &TLS{Protocol: protocol, CipherSuite: suite, ServerName: svc + "." + clusterDomain,
-		CA: CASource{ConfigMap: certs.TrustConfigMap(ds), Key: certs.BundleKey}}
+		CA: KeySource{ConfigMap: certs.TrustConfigMap(ds), Key: certs.BundleKey}}
 	if cassandra.ClientCertificates(cassandra.Target(*enc.Effective)) {
 		t.TLS.ClientCertSecret = n.ClientCertSecret()
 	}
@@ -148,14 +170,17 @@ func pinFor(ch v1alpha1.EffectiveChannel) (string, string, error) {
 
 // ExternalTarget measures endpoints the operator does not manage.
 func ExternalTarget(e *v1alpha1.ExternalTarget) (Target, error) {
+	if e.Engine == v1alpha1.EngineHBase {
+		return externalHBase(e), nil
+	}
 	if e.Engine != v1alpha1.EngineCassandra {
-		return Target{}, fmt.Errorf("spec.target.external.engine %s: external benchmarks speak CQL; use Cassandra", e.Engine)
+		return Target{}, fmt.Errorf("spec.target.external.engine %s: external benchmarks speak CQL or HBase RPC; use Cassandra or HBase", e.Engine)
 	}
 	t := Target{Hosts: e.Endpoints, Profile: "external", ReplicationFactor: 1}
 	if e.TLS != nil {
 		t.TLS = &TLS{Protocol: string(e.TLS.Protocol), CipherSuite: string(e.TLS.CipherSuite), ServerName: e.TLS.ServerName}
 		if ref := e.TLS.CASecretRef; ref != nil {
-			t.TLS.CA = CASource{Secret: ref.Name, Key: ref.Key}
+			t.TLS.CA = KeySource{Secret: ref.Name, Key: ref.Key}
 		}
 		if t.TLS.ServerName == "" {
 			host, _, err := net.SplitHostPort(e.Endpoints[0])

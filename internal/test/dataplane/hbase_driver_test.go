@@ -263,4 +263,6 @@ func TestYCSBHBaseDriverWithKerberosPrivacyAndTLS(t *testing.T) {
 		t.Fatalf("a client without Kerberos completed %d operations against Kerberos-only HBase:\n%s", s.Operations, tail(log, 20))
 	}
 	t.Logf("a client without Kerberos: %v, %d operations, first error %q", err, s.Operations, s.FirstError)
+
+	externalHBaseBenchmark(t, h, kdc)
 }
