@@ -24,7 +24,7 @@ import (
 // enforces the restricted Pod Security Standard. The managed KDC, ZooKeeper, HDFS and HBase
 // start from the operator's Secrets and certificates, the datastore becomes Ready, and the wire
 // probe verifies the Master's and RegionServer's RPC ports, and a benchmark measures it with
-// YCSB's JVM client.
+// YCSB's JVM client, as a managed datastore and as an external HBase.
 func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
@@ -77,6 +77,42 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 	// The benchmark's HBase driver logs in with the datastore's client keytab and measures it
 	// over SASL privacy.
 	benchmarkDatastore(t, c, ds, "kerberos/privacy", "")
+	benchmarkAsExternal(t, c, ds)
+}
+
+// benchmarkAsExternal measures the datastore as a user measures an HBase the operator does not
+// manage: spec.target.external with its Masters' and RegionServers' RPC addresses, the client
+// principal, its keytab Secret and the krb5.conf of the datastore's ConfigMap, SASL privacy.
+func benchmarkAsExternal(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) {
+	t.Helper()
+	n := hbase.NamesOf(ds)
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-external", Namespace: ds.Namespace},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target: v1alpha1.BenchmarkTarget{External: &v1alpha1.ExternalTarget{Engine: v1alpha1.EngineHBase,
+				Endpoints: hbase.TopologyOf(ds, "cluster.local").Bootstrap,
+				HBase: &v1alpha1.ExternalHBase{Kerberos: &v1alpha1.ExternalKerberos{Principal: hbase.ClientPrincipal(ds),
+					KeytabSecretRef:  v1alpha1.SecretKeyReference{Name: n.ClientKeytabSecret(), Key: hbase.ClientKeytab},
+					Krb5ConfigMapRef: v1alpha1.ConfigMapKeyReference{Name: n.ConfigMap(), Key: "krb5.conf"},
+					RPCProtection:    v1alpha1.ProtectionPrivacy}}}},
+			Workload:    v1alpha1.Workload{Preset: "B", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: 20 * time.Second}},
+			Load:        v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, VirtualUsers: ptr.To[int32](8)},
+			Repetitions: ptr.To[int32](2),
+			WarmUp:      &metav1.Duration{Duration: 5 * time.Second},
+		},
+	}
+	runBenchmark(t, c, b, 6*time.Minute)
+	ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
+	t.Logf("external HBase benchmark: %s; median %d ops/s", ready.Message, b.Status.MedianThroughputOpsPerSec)
+	if b.Status.Profile != "external" || !strings.Contains(ready.Message, "logged in as "+hbase.ClientPrincipal(ds)+" (SASL privacy)") {
+		t.Errorf("profile %q, Ready %q; want an external target logged in with SASL privacy", b.Status.Profile, ready.Message)
+	}
+	for _, r := range b.Status.Runs {
+		t.Logf("run %d %s: %d ops/s, %s, latencies %+v %s", r.Index, r.Phase, r.ThroughputOpsPerSec, r.NegotiatedProtocol, r.Latencies, r.InvalidReason)
+		if r.Phase == v1alpha1.RunSucceeded && (r.NegotiatedProtocol != "kerberos/privacy" || r.ThroughputOpsPerSec <= 0) {
+			t.Errorf("run %d: %s at %d ops/s; want kerberos/privacy", r.Index, r.NegotiatedProtocol, r.ThroughputOpsPerSec)
+		}
+	}
 }
 
 // logPods logs each pod's phase and the end of its log, for a failed test.
