@@ -53,11 +53,11 @@ test: prereqs envtest-assets ## Run every test: the fast tier, API validation an
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -count=1 -timeout 40m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
+	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -count=1 -timeout 50m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: test-hbase
-test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS transition, a Kerberos ZooKeeper ensemble, the driver's write check, a RegionServer and the active Master SIGKILLed under writes (~14 min).
-	$(GO) test -count=1 -timeout 20m -v -run 'TestHBaseProfile|TestZooKeeperEnsemble|TestYCSBHBaseDriverChecksItsWrites|TestHBaseFaultsLoseNoAcknowledgedWrite' ./internal/test/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]|SIGKILLed|clean run|after the damage' ; exit $${PIPESTATUS[0]}
+test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS and SASL-level transitions, a Kerberos ZooKeeper ensemble, the driver's write check, a RegionServer and the active Master SIGKILLed under writes (~19 min).
+	$(GO) test -count=1 -timeout 30m -v -run 'TestHBaseProfile|TestZooKeeperEnsemble|TestYCSBHBaseDriverChecksItsWrites|TestHBaseFaultsLoseNoAcknowledgedWrite' ./internal/test/dataplane 2>&1 | grep -E '^(=== RUN|\s+---|---|ok|FAIL|PASS)|up in|memory|protocols|roll [0-9]|SIGKILLed|clean run|after the damage' ; exit $${PIPESTATUS[0]}
 
 .PHONY: bench
 bench: ## Go benchmarks (catalogue, profile resolution, study statistics, client-side envelopes, the CQL executor); the datastore benchmarks have targets of their own (bench-client, bench-client-side).

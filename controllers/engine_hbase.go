@@ -29,7 +29,8 @@ import (
 // hbaseEngine runs an HBase datastore: a StatefulSet per role (KDC, ZooKeeper, NameNode,
 // DataNodes, Master, RegionServers), each mounting an immutable ConfigMap of the files it reads,
 // and one ConfigMap with every file that records the step they configure (clients mount it); a
-// change restarts only the roles whose files change, one RPC TLS stage per roll (hbase.Next).
+// change restarts only the roles whose files change, one RPC TLS stage and one step of each SASL
+// level per roll (hbase.Next).
 type hbaseEngine struct {
 	r  *SecuredDatastoreReconciler
 	ds *v1alpha1.SecuredDatastore

@@ -40,14 +40,56 @@ func stage(e v1alpha1.EffectiveEncryption) int {
 }
 
 // Next is the encryption to roll out after applied on the way to desired; applied nil means a
-// new cluster, which starts at desired. Kerberos, SASL and HDFS settings change with the first
-// step: Hadoop and HBase cannot run old and new settings side by side, so those roles restart
-// together (README, "Changing security on a live HBase").
+// new cluster, which starts at desired. RPC TLS moves one stage per roll, and so does each SASL
+// level while Kerberos stays on (nextLevel); Kerberos itself and HDFS encryption change with the
+// first step, the roles that read them restarting together (README, "Changing security on a
+// live HBase").
 func Next(applied *v1alpha1.EffectiveEncryption, desired v1alpha1.EffectiveEncryption) v1alpha1.EffectiveEncryption {
 	if applied == nil {
 		return desired
 	}
-	from, to := stage(*applied), stage(desired)
+	next := nextTLS(*applied, desired)
+	if a, d := applied.HBase, desired.HBase; kerberized(a) && kerberized(d) {
+		h := *d
+		h.HBaseRPCProtection = nextLevel(a.HBaseRPCProtection, d.HBaseRPCProtection)
+		h.HadoopRPCProtection = nextLevel(a.HadoopRPCProtection, d.HadoopRPCProtection)
+		if a.DataTransfer != nil && d.DataTransfer != nil {
+			dt := *d.DataTransfer
+			dt.Protection = nextLevel(a.DataTransfer.Protection, d.DataTransfer.Protection)
+			h.DataTransfer = &dt
+		}
+		next.HBase = &h
+	}
+	return next
+}
+
+func kerberized(h *v1alpha1.HBaseSecurity) bool {
+	return h != nil && h.Authentication == v1alpha1.AuthenticationKerberos
+}
+
+// nextLevel moves a SASL quality of protection one roll toward desired. Hadoop's and HBase's
+// SASL take a list of levels: a server accepts any level of its list, and a caller asks for the
+// first of its own list that the server accepts. So a level changes in three rolls, after each
+// of which any two processes, rolled or not, still agree on one: both levels accepted with the
+// old one asked for, both with the new one asked for, the new one alone. Only such transitional
+// steps hold a list ("Authentication,Privacy", the asked-for level first); the API admits one
+// level. A list whose first level is the desired one needs one roll more: every process asks
+// for that level already.
+func nextLevel(applied, desired v1alpha1.SASLProtection) v1alpha1.SASLProtection {
+	levels := strings.Split(string(applied), ",")
+	switch {
+	case applied == "" || desired == "" || levels[0] == string(desired):
+		return desired
+	case len(levels) > 1 && levels[1] == string(desired):
+		return desired + "," + v1alpha1.SASLProtection(levels[0])
+	}
+	return v1alpha1.SASLProtection(levels[0]) + "," + desired
+}
+
+// nextTLS moves RPC TLS at most one stage toward desired, bridging protocols and suites that
+// the applied and desired settings do not share.
+func nextTLS(applied, desired v1alpha1.EffectiveEncryption) v1alpha1.EffectiveEncryption {
+	from, to := stage(applied), stage(desired)
 	next := desired
 	at := to
 	switch {
@@ -98,13 +140,55 @@ func Describe(applied *v1alpha1.EffectiveEncryption, next v1alpha1.EffectiveEncr
 	if a, n := stage(*applied), stage(next); a != n {
 		parts = append(parts, fmt.Sprintf("RPC TLS %s → %s", stageNames[a], stageNames[n]))
 	}
-	if a, n := applied.HBase, next.HBase; a != nil && n != nil && !SameStep(v1alpha1.EffectiveEncryption{HBase: a}, v1alpha1.EffectiveEncryption{HBase: n}) {
-		parts = append(parts, "Kerberos, SASL or HDFS encryption settings")
+	if a, n := applied.HBase, next.HBase; a != nil && n != nil && (!kerberized(a) || !kerberized(n)) {
+		if !SameStep(v1alpha1.EffectiveEncryption{HBase: a}, v1alpha1.EffectiveEncryption{HBase: n}) {
+			parts = append(parts, "Kerberos, SASL or HDFS encryption settings")
+		}
+	} else if a != nil && n != nil {
+		for _, l := range []struct {
+			name string
+			a, n v1alpha1.SASLProtection
+		}{{"HBase RPC", a.HBaseRPCProtection, n.HBaseRPCProtection}, {"Hadoop RPC", a.HadoopRPCProtection, n.HadoopRPCProtection},
+			{"HDFS data transfer", dataTransferLevel(a), dataTransferLevel(n)}} {
+			if l.a != l.n {
+				parts = append(parts, fmt.Sprintf("%s SASL %s → %s", l.name, levelName(l.a), levelName(l.n)))
+			}
+		}
+		if !SameStep(v1alpha1.EffectiveEncryption{HBase: withoutLevels(a)}, v1alpha1.EffectiveEncryption{HBase: withoutLevels(n)}) {
+			parts = append(parts, "Kerberos or HDFS encryption settings")
+		}
 	}
 	if len(parts) == 0 {
 		return "TLS protocols or cipher suites"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// levelName: "privacy", or for a transitional list "authentication or privacy, authentication asked".
+func levelName(p v1alpha1.SASLProtection) string {
+	levels := strings.Split(lower(p), ",")
+	if len(levels) == 1 {
+		return levels[0]
+	}
+	return strings.Join(levels, " or ") + ", " + levels[0] + " asked"
+}
+
+func dataTransferLevel(h *v1alpha1.HBaseSecurity) v1alpha1.SASLProtection {
+	if h.DataTransfer == nil {
+		return ""
+	}
+	return h.DataTransfer.Protection
+}
+
+// withoutLevels is h with its SASL levels left out, to compare what else changes.
+func withoutLevels(h *v1alpha1.HBaseSecurity) *v1alpha1.HBaseSecurity {
+	c := *h
+	c.HBaseRPCProtection, c.HadoopRPCProtection = "", ""
+	if c.DataTransfer != nil {
+		dt := *c.DataTransfer
+		dt.Protection, c.DataTransfer = "", &dt
+	}
+	return &c
 }
 
 // StageName names the RPC TLS stage of a step.

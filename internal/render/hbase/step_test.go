@@ -3,6 +3,7 @@ package hbase
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -115,5 +116,66 @@ func TestSecurityChangesWithTheFirstStep(t *testing.T) {
 	}
 	if !SameStep(Next(nil, kerberized), kerberized) {
 		t.Error("a new cluster does not start at its target")
+	}
+}
+
+// A SASL level changes on a Kerberos cluster in three rolls, each rendered as the lists Hadoop
+// and HBase read (both levels accepted, the old one asked for; both, the new one asked for; the
+// new one), while TLS moves its own stages in the same rolls.
+func TestSASLLevelsChangeOneRollAtATime(t *testing.T) {
+	k := func(level v1alpha1.SASLProtection, tls v1alpha1.ChannelMode) v1alpha1.EffectiveEncryption {
+		s := tlsProfile(tls, tls, v1alpha1.TLSv13)
+		s.HBase = &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationKerberos, HBaseRPCProtection: level, HadoopRPCProtection: level,
+			DataTransfer: &v1alpha1.HDFSDataTransfer{Protection: level}}
+		return resolve(t, s)
+	}
+	applied, desired := k(v1alpha1.ProtectionAuthentication, v1alpha1.ChannelDisabled), k(v1alpha1.ProtectionPrivacy, v1alpha1.ChannelRequired)
+	var levels, described []string
+	for range 10 {
+		next := Next(&applied, desired)
+		if SameStep(next, applied) {
+			break
+		}
+		files, err := Files(topology, next)
+		if err != nil {
+			t.Fatalf("step %s does not render: %v", next.HBase.HBaseRPCProtection, err)
+		}
+		for _, want := range []string{"<name>hbase.rpc.protection</name><value>" + lower(next.HBase.HBaseRPCProtection) + "</value>",
+			"<name>hadoop.rpc.protection</name><value>" + lower(next.HBase.HadoopRPCProtection) + "</value>",
+			"<name>dfs.data.transfer.protection</name><value>" + lower(next.HBase.DataTransfer.Protection) + "</value>"} {
+			if !strings.Contains(files["hbase-site.xml"]+files["core-site.xml"]+files["hdfs-site.xml"], want) {
+				t.Errorf("step %s: the files lack %s", next.HBase.HBaseRPCProtection, want)
+			}
+		}
+		if next.HBase.HadoopRPCProtection != next.HBase.HBaseRPCProtection || next.HBase.DataTransfer.Protection != next.HBase.HBaseRPCProtection {
+			t.Errorf("the three levels move apart: %+v", next.HBase)
+		}
+		levels = append(levels, string(next.HBase.HBaseRPCProtection)+" "+StageName(next))
+		described = append(described, Describe(&applied, next))
+		applied = next
+	}
+	if want := []string{"Authentication,Privacy TLS accepted, peers plaintext", "Privacy,Authentication TLS accepted, peers TLS", "Privacy TLS required"}; !slices.Equal(levels, want) {
+		t.Errorf("steps %q, want %q", levels, want)
+	}
+	if want := "RPC TLS plaintext → TLS accepted, peers plaintext, HBase RPC SASL authentication → authentication or privacy, authentication asked, " +
+		"Hadoop RPC SASL authentication → authentication or privacy, authentication asked, HDFS data transfer SASL authentication → authentication or privacy, authentication asked"; described[0] != want {
+		t.Errorf("Describe = %q\nwant       %q", described[0], want)
+	}
+
+	// A change of mind mid-way: every process asks for the old level still, which is then the
+	// target in one roll; a third level replaces the one not asked for.
+	mid := k(v1alpha1.ProtectionAuthentication, v1alpha1.ChannelDisabled)
+	mid.HBase.HBaseRPCProtection = "Authentication,Privacy"
+	if got := Next(&mid, k(v1alpha1.ProtectionAuthentication, v1alpha1.ChannelDisabled)).HBase.HBaseRPCProtection; got != v1alpha1.ProtectionAuthentication {
+		t.Errorf("back to authentication from authentication,privacy: %s", got)
+	}
+	if got := Next(&mid, k(v1alpha1.ProtectionIntegrity, v1alpha1.ChannelDisabled)).HBase.HBaseRPCProtection; got != "Authentication,Integrity" {
+		t.Errorf("to integrity from authentication,privacy: %s", got)
+	}
+
+	// Kerberos switched on or off has no lists: it changes with the first step.
+	simple := resolve(t, tlsProfile(v1alpha1.ChannelDisabled, v1alpha1.ChannelDisabled))
+	if got := Next(&simple, desired).HBase.HBaseRPCProtection; got != v1alpha1.ProtectionPrivacy {
+		t.Errorf("Kerberos switched on: first step's level %s", got)
 	}
 }

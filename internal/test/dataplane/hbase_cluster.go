@@ -165,7 +165,7 @@ func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncry
 	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Topology, enc)))
 }
 
-// Restart stops ZooKeeper, the Master or a RegionServer (SIGTERM: HBase's servers leave
+// Restart stops a role's process (SIGTERM: HBase's servers leave
 // ZooKeeper cleanly) and starts it again with the current files, keytab and certificate, as a
 // rolling restart does to a pod.
 func (c *HBaseCluster) Restart(t *testing.T, role hbase.Role) {
@@ -193,12 +193,19 @@ func (c *HBaseCluster) restart(t *testing.T, role hbase.Role) {
 				t.Fatalf("ZooKeeper restarted but %s accepts no connection: %v", addr, err)
 			}
 		}
+	case hbase.NameNode:
+		// Back up, it stays in safe mode until the DataNode has reported its blocks again.
+		nn := c.start(t, role, c.Hosts.NameNode, 256)
+		nn.waitFor(t, "NameNode RPC up", 2*time.Minute)
+		nn.waitFor(t, "Leaving safe mode", 2*time.Minute)
+	case hbase.DataNode:
+		c.start(t, role, c.Hosts.DataNode, 256).waitFor(t, "Successfully sent block report", 2*time.Minute)
 	case hbase.Master:
 		c.start(t, role, c.Hosts.Master, 512).waitFor(t, "Master has completed initialization", 4*time.Minute)
 	case hbase.RegionServer:
 		c.start(t, role, c.Hosts.RegionServer, 512).waitFor(t, "Serving as", 2*time.Minute)
 	default:
-		t.Fatalf("Restart supports ZooKeeper, the Master and the RegionServer, not %s", role)
+		t.Fatalf("Restart supports ZooKeeper, HDFS, the Master and the RegionServer, not %s", role)
 	}
 }
 

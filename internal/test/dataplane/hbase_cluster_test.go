@@ -224,14 +224,68 @@ func TestHBaseProfileTransitionToTLS(t *testing.T) {
 	}
 }
 
-// zooKeeperFiles are the files ZooKeeper reads under enc.
-func zooKeeperFiles(t *testing.T, c *HBaseCluster, enc v1alpha1.EffectiveEncryption) map[string]string {
+// Raising the SASL levels of HBase and Hadoop RPC on a live Kerberos cluster from
+// authentication to privacy, as the operator does: three rolls (both levels accepted, the old
+// one asked for; both, the new one asked for; privacy alone), each restarting the DataNode, the
+// NameNode, the RegionServer and the Master one after the other, and after every single
+// restart, with the processes one step apart, a client must create, put, get and scan. A direct
+// jump fails the same test at its first restart: a DataNode that asks for privacy alone never
+// registers with a NameNode that accepts authentication alone. Block transfer stays at authentication: a
+// DataNode restarted while HBase's WAL wraps its blocks in SASL integrity or privacy leaves the
+// WAL unable to write again on this one-DataNode cluster, with or without a change of level
+// (README, "Changing security on a live HBase").
+func TestHBaseProfileTransitionOfSASLLevels(t *testing.T) {
+	base := hbaseProfile(t, "hbase-kerberos-authentication", nil)
+	target := hbaseProfile(t, "hbase-kerberos-authentication", &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{
+		HBaseRPCProtection: v1alpha1.ProtectionPrivacy, HadoopRPCProtection: v1alpha1.ProtectionPrivacy}})
+	c := StartHBaseCluster(t, base)
+	if err := c.Smoke(t, "before", "v"); err != nil {
+		t.Fatalf("cluster at SASL authentication: %v", err)
+	}
+	applied := base
+	for roll := 1; !hbase.SameStep(applied, target); roll++ {
+		next := hbase.Next(&applied, target)
+		began := time.Now()
+		c.Reconfigure(t, next)
+		if !maps.Equal(zooKeeperFiles(t, c, applied), zooKeeperFiles(t, c, next)) {
+			c.Restart(t, hbase.ZooKeeper)
+		}
+		order := []hbase.Role{hbase.DataNode, hbase.NameNode, hbase.RegionServer, hbase.Master}
+		if roll%2 == 0 {
+			order[2], order[3] = order[3], order[2]
+		}
+		for i, role := range order {
+			c.Restart(t, role)
+			if i == len(order)-1 {
+				c.ConfigureClient(t, next)
+			}
+			if err := c.Smoke(t, fmt.Sprintf("roll%d%s", roll, role), "v"); err != nil {
+				t.Fatalf("roll %d (%s), %s restarted, %v not yet: %v", roll, hbase.Describe(&applied, next), role, order[i+1:], err)
+			}
+		}
+		t.Logf("roll %d: %s in %s", roll, hbase.Describe(&applied, next), time.Since(began).Round(time.Second))
+		applied = next
+	}
+	for role, want := range map[hbase.Role]string{hbase.Master: "hbase.rpc.protection</name><value>privacy<", hbase.NameNode: "hadoop.rpc.protection</name><value>privacy<"} {
+		if files := hbase.RoleFiles(mustFiles(t, c, applied), role); !strings.Contains(files["hbase-site.xml"]+files["core-site.xml"]+files["hdfs-site.xml"], want) {
+			t.Errorf("the %s does not end at privacy alone (%s)", role, want)
+		}
+	}
+}
+
+func mustFiles(t *testing.T, c *HBaseCluster, enc v1alpha1.EffectiveEncryption) map[string]string {
 	t.Helper()
 	files, err := hbase.Files(c.Topology, enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hbase.RoleFiles(files, hbase.ZooKeeper)
+	return files
+}
+
+// zooKeeperFiles are the files ZooKeeper reads under enc.
+func zooKeeperFiles(t *testing.T, c *HBaseCluster, enc v1alpha1.EffectiveEncryption) map[string]string {
+	t.Helper()
+	return hbase.RoleFiles(mustFiles(t, c, enc), hbase.ZooKeeper)
 }
 
 // Rotating every Kerberos key of a running cluster the way the operator does: keytabs gain
