@@ -56,18 +56,9 @@ func TestChaosHBaseLosesNoAcknowledgedWrite(t *testing.T) {
 			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
 		},
 	}
-	start := time.Now()
-	if err := c.Create(context.Background(), ds); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logPods(t, c, ns.Name)
-		}
-	})
-	waitReady(t, c, ds, start, "RegionServers ready")
+	ready := createHBase(t, c, ds)
 	waitVerified(t, c, ds)
-	t.Logf("Kerberos HBase (3 RegionServers, 3 DataNodes, 2 Masters) Ready and verified in %s", time.Since(start).Round(time.Second))
+	t.Logf("Kerberos HBase (3 RegionServers, 3 DataNodes, 2 Masters) Ready in %s and verified", ready.Round(time.Second))
 	b := &chaosBench{t: t, c: c, ds: ds, only: onlyCases(t), members: podNames(hbase.NamesOf(ds).StatefulSet(hbase.RegionServer), 3)}
 	defer func() { t.Logf("chaos table:\n%s", b.table()) }()
 

@@ -224,7 +224,6 @@ func waitJob(t *testing.T, c client.Client, job *batchv1.Job) {
 // column family and seals five of ten fields in the client, and every operation succeeds.
 func TestHBaseDataProtectedAtRestAndInTheClient(t *testing.T) {
 	c := newClient(t)
-	ctx := context.Background()
 	ns := testNamespace(t, c, "hbase-data", "restricted")
 	off := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
 	ds := &v1alpha1.SecuredDatastore{
@@ -240,17 +239,7 @@ func TestHBaseDataProtectedAtRestAndInTheClient(t *testing.T) {
 			}},
 		},
 	}
-	start := time.Now()
-	if err := c.Create(ctx, ds); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logPods(t, c, ns.Name)
-		}
-	})
-	waitReady(t, c, ds, start, "RegionServers ready")
-	t.Logf("HBase with at-rest and client-side protection Ready in %s", time.Since(start).Round(time.Second))
+	t.Logf("HBase with at-rest and client-side protection Ready in %s", createHBase(t, c, ds).Round(time.Second))
 	for _, name := range []string{datakeys.AtRestSecret(ds), datakeys.ClientKeysSecret(ds)} {
 		secretValue(t, c, ns.Name, name, map[string]string{datakeys.AtRestSecret(ds): datakeys.PropertiesFile, datakeys.ClientKeysSecret(ds): "encryption-key-1"}[name])
 	}

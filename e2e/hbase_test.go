@@ -42,17 +42,7 @@ func TestHBaseKerberosPrivacyDatastoreBecomesReady(t *testing.T) {
 			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "hbase-kerberos-privacy"},
 		},
 	}
-	start := time.Now()
-	if err := c.Create(ctx, ds); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logPods(t, c, ns.Name)
-		}
-	})
-	waitReady(t, c, ds, start, "RegionServers ready")
-	t.Logf("Kerberos + privacy HBase Ready in %s", time.Since(start).Round(time.Second))
+	t.Logf("Kerberos + privacy HBase Ready in %s", createHBase(t, c, ds).Round(time.Second))
 	k := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionKerberosReady)
 	if k == nil || k.Status != metav1.ConditionTrue {
 		t.Errorf("KerberosReady %+v", k)
@@ -113,6 +103,23 @@ func benchmarkAsExternal(t *testing.T, c client.Client, ds *v1alpha1.SecuredData
 			t.Errorf("run %d: %s at %d ops/s; want kerberos/privacy", r.Index, r.NegotiatedProtocol, r.ThroughputOpsPerSec)
 		}
 	}
+}
+
+// createHBase creates an HBase datastore, logs its pods should the test fail, and returns once it
+// is Ready, with how long that took.
+func createHBase(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := c.Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logPods(t, c, ds.Namespace)
+		}
+	})
+	waitReady(t, c, ds, start, "RegionServers ready")
+	return time.Since(start)
 }
 
 // logPods logs each pod's phase and the end of its log, for a failed test.
