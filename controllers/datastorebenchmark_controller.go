@@ -140,6 +140,9 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 	switch h, t := s.target.HBase, s.target.TLS; {
 	case h != nil:
 		msg = fmt.Sprintf("HBase bootstrapped from %s with YCSB's JVM client", s.target.Hosts)
+		if h.Properties["hbase.zookeeper.quorum"] != "" {
+			msg = fmt.Sprintf("HBase found through ZooKeeper at %s with YCSB's JVM client", s.target.Hosts)
+		}
 		if h.Principal != "" {
 			msg += ", logged in as " + h.Principal + " (SASL " + h.Properties["hbase.rpc.protection"] + ")"
 		}

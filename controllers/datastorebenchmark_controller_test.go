@@ -318,4 +318,12 @@ func TestBenchmarkOfAnExternalHBase(t *testing.T) {
 		}
 	}
 	g.Expect(mounted).To(ConsistOf("Secret hbase-ca", "Secret ycsb-keytab", "ConfigMap realm"))
+
+	zk := externalBenchmark("bench-external-hbase-zk")
+	zk.Spec.Target.External = &v1alpha1.ExternalTarget{Engine: v1alpha1.EngineHBase, Endpoints: []string{"zk-0.example:2181", "zk-1.example:2181"},
+		HBase: &v1alpha1.ExternalHBase{Registry: v1alpha1.RegistryZooKeeper}}
+	create(t, zk)
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(get(g, zk).Status.Conditions, v1alpha1.ConditionReady).Message).To(Equal("HBase found through ZooKeeper at [zk-0.example:2181 zk-1.example:2181] with YCSB's JVM client"))
+	}).Should(Succeed())
 }
