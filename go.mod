@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
 	github.com/cert-manager/cert-manager v1.21.2
+	github.com/go-logr/logr v1.4.3
 	github.com/grafana/sobek v0.0.0-20260429085637-a66d4790012b
 	github.com/jcmturner/gokrb5/v8 v8.4.4
 	github.com/onsi/gomega v1.40.0
@@ -55,7 +56,6 @@ require (
 	github.com/fsnotify/fsnotify v1.10.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20250211171154-1ae217ad3535 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v0.23.1 // indirect

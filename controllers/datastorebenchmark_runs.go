@@ -158,7 +158,7 @@ func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run 
 	if s.target.HBase != nil {
 		image = r.Options.YCSBHBaseImage
 	}
-	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url, VPNImage: r.Options.VPNImage})
+	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url, VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer()})
 }
 
 // record writes a finished run's results, judges whether it counts and says so in an event.

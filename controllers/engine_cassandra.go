@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"maps"
 	"reflect"
 	"time"
 
@@ -128,8 +127,12 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 	if msg := vpn.PodSecurityProblem(ns.Name, ns.Labels); msg != "" {
 		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonPodSecurityForbidsVPN, msg)
 	}
-	stored := map[string][]byte{} // the tunnel Secrets' data, merged: their file names differ
-	var ca map[string][]byte
+	ks := r.Options.TunnelKeys
+	if ks == nil {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonNoTunnelKeyServer, "the tunnel sidecars fetch their keys from the operator's key server, "+
+			"which this operator runs without: start it with --tunnel-keys-cert-dir and --tunnel-keys-url (the Helm chart does), or choose a profile without vpn")
+	}
+	data := map[string]map[string][]byte{}
 	for _, name := range vpn.SecretNames(ds.Name) {
 		sec := &corev1.Secret{}
 		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, sec); {
@@ -138,23 +141,21 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", name, err)
 		case !metav1.IsControlledBy(sec, ds):
 			return ctrl.Result{}, r.nameConflict(ds, "Secret", name)
-		case name == vpn.CASecretName(ds.Name):
-			ca = sec.Data
 		default:
-			maps.Copy(stored, sec.Data)
+			data[name] = sec.Data
 		}
 	}
 	tunnel := *e.tunnel
-	keys, _, err := vpn.Ensure(tunnel, vpn.KeysFrom(tunnel, stored, ca), time.Now())
+	keys, _, err := vpn.Ensure(tunnel, vpn.KeysFrom(tunnel, data[vpn.SecretName(ds.Name)], data[vpn.KeysSecretName(ds.Name)]), time.Now())
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("tunnel keys: %w", err)
 	}
-	nodes, clients, err := vpn.SecretData(tunnel, keys)
+	public, private, err := vpn.SecretData(tunnel, keys, ks.Cert)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var objs []client.Object
-	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), nodes, clients, vpn.CASecretData(keys)) {
+	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), public, private) {
 		objs = append(objs, sec)
 	}
 	return ctrl.Result{}, r.applyAll(ctx, s, objs)
@@ -173,7 +174,7 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	ds, r := e.ds, e.r
 	c := cassandra.Cluster{
 		Datastore: ds, Step: e.step, Image: ds.Spec.Image, ClusterDomain: r.Options.clusterDomain(), OperatorNamespace: r.Options.Namespace,
-		FeatureLabelPrefix: r.Options.FeatureLabelPrefix, VPNImage: r.Options.VPNImage, Tunnel: e.tunnel,
+		FeatureLabelPrefix: r.Options.FeatureLabelPrefix, VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer(), Tunnel: e.tunnel,
 	}
 	if c.Image == "" {
 		c.Image = r.Options.CassandraImage

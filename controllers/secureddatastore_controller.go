@@ -28,6 +28,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/cqlauth"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/status"
 )
 
@@ -67,6 +68,9 @@ type Options struct {
 	HBaseImage, KDCImage string
 	// VPNImage runs the tunnel sidecar of VPN profiles (images/vpn).
 	VPNImage string
+	// TunnelKeys is the operator's key server, where each sidecar fetches its own member's key
+	// (internal/tunnelkeys); nil refuses VPN profiles with a condition that says so.
+	TunnelKeys *vpn.KeyServer
 	// K6Image runs the benchmark clients of Cassandra; YCSBHBaseImage those of HBase.
 	K6Image, YCSBHBaseImage string
 	// ProbeWorkers scan endpoints in parallel, off the reconcile path; 0 means
@@ -92,6 +96,15 @@ type Options struct {
 // DefaultRenewalStall: cert-manager issues a certificate in seconds; ten minutes of issuing
 // means it is down, or its issuer refuses.
 const DefaultRenewalStall = 10 * time.Minute
+
+// keyServer is TunnelKeys, or none: a VPN datastore without one is refused before its pods
+// are rendered.
+func (o Options) keyServer() vpn.KeyServer {
+	if o.TunnelKeys == nil {
+		return vpn.KeyServer{}
+	}
+	return *o.TunnelKeys
+}
 
 func (o Options) renewalStall() time.Duration {
 	if o.RenewalStall <= 0 {

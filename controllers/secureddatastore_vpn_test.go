@@ -27,23 +27,39 @@ func vpnDatastore(name, namespace string, typ v1alpha1.VPNType) *v1alpha1.Secure
 	return ds
 }
 
-// A WireGuard datastore gets its tunnel Secret before its pods: a key and a configuration per
-// node, kept across reconciles; a new node gets a key of its own and the others keep theirs.
-// The StatefulSet runs the sidecar, and its pods bind the tunnel addresses.
+// A WireGuard datastore gets its tunnel Secrets before its pods: a key per node in the keys
+// Secret and a configuration per node in the public one, kept across reconciles; a new node
+// gets a key of its own and the others keep theirs. The StatefulSet runs the sidecar, which
+// mounts the public Secret and a token for the key server, never the keys.
 func TestWireGuardDatastoreKeepsTunnelKeys(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ds := vpnDatastore("tunnelled", "default", v1alpha1.VPNWireGuard)
 	create(t, ds)
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
+	public := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.KeysSecretName(ds.Name)}}
 	g.Eventually(func(g Gomega) {
+		ownedBy(g, ds, public)
 		ownedBy(g, ds, sec)
-		g.Expect(sec.Data).To(HaveKey("tunnelled-2.conf"))
-		g.Expect(string(sec.Data["addresses"])).To(Equal("tunnelled-0 100.80.0.1\ntunnelled-1 100.80.0.2\ntunnelled-2 100.80.0.3\n"))
+		g.Expect(public.Data).To(HaveKey("tunnelled-2.conf"))
+		g.Expect(string(public.Data["addresses"])).To(Equal("tunnelled-0 100.80.0.1\ntunnelled-1 100.80.0.2\ntunnelled-2 100.80.0.3\n"))
+		g.Expect(public.Data["key-server.crt"]).To(Equal(testOptions.TunnelKeys.Cert))
 		sts := get(g, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}})
 		g.Expect(sts.Spec.Template.Spec.InitContainers).To(HaveLen(1))
-		g.Expect(sts.Spec.Template.Spec.InitContainers[0].Image).To(Equal("secured.dev/vpn:test"))
+		sidecar := sts.Spec.Template.Spec.InitContainers[0]
+		g.Expect(sidecar.Image).To(Equal("secured.dev/vpn:test"))
+		g.Expect(sidecar.Env).To(ContainElement(corev1.EnvVar{Name: "VPN_KEY_URL", Value: testOptions.TunnelKeys.URL}))
+		for _, v := range sts.Spec.Template.Spec.Volumes {
+			g.Expect(v.Secret == nil || v.Secret.SecretName != sec.Name).To(BeTrue(), "a pod mounts the tunnel keys")
+			if v.Projected != nil {
+				g.Expect(v.Projected.Sources[0].ServiceAccountToken.Audience).To(Equal(vpn.KeyServerAudience))
+			}
+		}
 	}).Should(Succeed())
+	g.Expect(sec.Data).To(HaveLen(3), "the keys Secret holds the nodes' keys and nothing else")
+	for name, b := range public.Data {
+		g.Expect(string(b)).NotTo(ContainSubstring(string(sec.Data["tunnelled-0.key"])), "the public Secret's %s holds a private key", name)
+	}
 	key0, version := string(sec.Data["tunnelled-0.key"]), sec.ResourceVersion
 
 	// Another reconcile (a label change triggers none; a status update of the StatefulSet does).
@@ -60,30 +76,48 @@ func TestWireGuardDatastoreKeepsTunnelKeys(t *testing.T) {
 		g.Expect(get(g, sec).Data).To(HaveKey("tunnelled-3.key"))
 	}).Should(Succeed())
 	g.Expect(string(sec.Data["tunnelled-0.key"])).To(Equal(key0), "an existing node's key changed when a node was added")
-	g.Expect(string(sec.Data["tunnelled-0.conf"])).To(ContainSubstring("AllowedIPs = 100.80.0.4/32"), "node 0 does not peer with the new node")
+	g.Eventually(func(g Gomega) {
+		g.Expect(string(get(g, public).Data["tunnelled-0.conf"])).To(ContainSubstring("AllowedIPs = 100.80.0.4/32"), "node 0 does not peer with the new node")
+	}).Should(Succeed())
 }
 
-// When clients join the tunnel, their keys go to a Secret of their own that benchmark pods
-// mount, and the nodes' Secret holds none of them: a client pod cannot pose as a node.
-func TestTunnelClientsGetASecretOfTheirOwn(t *testing.T) {
+// When clients join the tunnel, the client slots get keys and configurations like the nodes,
+// in the same two Secrets.
+func TestTunnelClientsGetSlots(t *testing.T) {
 	g := NewWithT(t)
 	ds := vpnDatastore("joined", "default", v1alpha1.VPNWireGuard)
 	ds.Spec.Encryption.VPN.Scope = v1alpha1.VPNScopeAll
 	create(t, ds)
-	nodes := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
-	clients := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.ClientsSecretName(ds.Name)}}
+	public := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.KeysSecretName(ds.Name)}}
 	g.Eventually(func(g Gomega) {
-		ownedBy(g, ds, nodes)
-		ownedBy(g, ds, clients)
+		ownedBy(g, ds, public)
+		ownedBy(g, ds, keys)
 	}).Should(Succeed())
-	g.Expect(nodes.Data).To(HaveKey("joined-0.key"))
-	g.Expect(clients.Data).To(And(HaveKey("client-0.key"), HaveKey("client-3.conf"), HaveKey("addresses")))
-	for name := range nodes.Data {
-		g.Expect(name).NotTo(HavePrefix("client-"), "the nodes' Secret holds a client's file")
-	}
-	for name := range clients.Data {
-		g.Expect(name).NotTo(HavePrefix("joined-"), "the clients' Secret holds a node's file")
-	}
+	g.Expect(keys.Data).To(And(HaveKey("joined-0.key"), HaveKey("client-3.key")))
+	g.Expect(public.Data).To(And(HaveKey("client-3.conf"), HaveKey("joined-0.conf"), HaveKey("addresses"), Not(HaveKey("client-0.key"))))
+}
+
+// An operator without its key server cannot give sidecars their keys: a VPN datastore says
+// so, and gets no StatefulSet whose pods would wait for keys that never come.
+func TestVPNNeedsTheKeyServer(t *testing.T) {
+	g := NewWithT(t)
+	saved := testOptions.TunnelKeys
+	testOptions.TunnelKeys = nil
+	restartOperator(t)
+	t.Cleanup(func() {
+		testOptions.TunnelKeys = saved
+		restartOperator(t)
+	})
+	ds := vpnDatastore("keyless", "default", v1alpha1.VPNWireGuard)
+	create(t, ds)
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonNoTunnelKeyServer))
+		g.Expect(c.Message).To(ContainSubstring("--tunnel-keys-cert-dir"))
+	}).Should(Succeed())
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name}, &appsv1.StatefulSet{})
+	g.Expect(err).To(HaveOccurred(), "a StatefulSet was created without a key server")
 }
 
 // In a namespace whose Pod Security level forbids NET_ADMIN, the datastore says so and why,

@@ -18,12 +18,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/test/testenv"
 )
 
 var env *testenv.Env
 
-var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test", YCSBHBaseImage: "secured.dev/ycsb-hbase:test", Namespace: "secured-system"}
+var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test", YCSBHBaseImage: "secured.dev/ycsb-hbase:test", Namespace: "secured-system",
+	TunnelKeys: &vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key", Cert: []byte("the key server's certificate")}}
 
 // TestMain runs the operator's controllers in a manager against a real kube-apiserver.
 func TestMain(m *testing.M) {

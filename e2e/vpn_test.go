@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // vpnDatastore creates a Cassandra datastore with a shipped VPN profile in a namespace that
@@ -39,7 +41,46 @@ func vpnDatastore(t *testing.T, c client.Client, profile string, nodes int32) *v
 	waitReady(t, c, ds, start, "ready")
 	t.Logf("%d-node %s datastore Ready in %s", nodes, profile, time.Since(start).Round(time.Second))
 	waitVerified(t, c, ds)
+	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
 	return ds
+}
+
+// eachMemberHoldsOnlyItsOwnKey: no pod mounts the tunnel's keys Secret, the public one holds
+// no private key, and every node's sidecar fetched its own key from the operator's key server.
+func eachMemberHoldsOnlyItsOwnKey(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) {
+	t.Helper()
+	ctx := context.Background()
+	public, keys := &corev1.Secret{}, &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}, public); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: vpn.KeysSecretName(ds.Name)}, keys); err != nil {
+		t.Fatal(err)
+	}
+	for file, b := range public.Data {
+		for member, key := range keys.Data {
+			if strings.Contains(string(b), strings.TrimSpace(string(key))) {
+				t.Errorf("the public tunnel Secret's %s holds %s", file, member)
+			}
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ds.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		for _, v := range p.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == keys.Name {
+				t.Errorf("pod %s mounts the tunnel keys", p.Name)
+			}
+		}
+		if strings.HasPrefix(p.Name, ds.Name+"-") && p.Status.Phase == corev1.PodRunning {
+			if log := podLog(t, p, "vpn"); !strings.Contains(log, "fetched this member's key from the key server") {
+				t.Errorf("the sidecar of %s did not fetch its key:\n%s", p.Name, log)
+			}
+		}
+	}
 }
 
 // WireGuard between the nodes (the shipped profile, scope NodeToNode): the ring forms over

@@ -73,6 +73,9 @@ const (
 	ReasonInvalidConfiguration = "InvalidConfiguration"
 	// ReasonPodSecurityForbidsVPN: the namespace's Pod Security level refuses the VPN sidecar.
 	ReasonPodSecurityForbidsVPN = "PodSecurityForbidsVPN"
+	// ReasonNoTunnelKeyServer: a VPN profile, but the operator runs without the key server its
+	// sidecars fetch their keys from.
+	ReasonNoTunnelKeyServer = "NoTunnelKeyServer"
 	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running datastore.
 	ReasonVPNChangeUnsupported = "VPNChangeUnsupported"
 )

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -24,6 +25,8 @@ import (
 	"secured.dev/operator/controllers"
 	"secured.dev/operator/internal/cpuacct"
 	"secured.dev/operator/internal/placement"
+	"secured.dev/operator/internal/render/vpn"
+	"secured.dev/operator/internal/tunnelkeys"
 )
 
 func main() {
@@ -48,6 +51,12 @@ func run(ctx context.Context, config func() (*rest.Config, error), args []string
 	namespaces, err := parseNamespaces(st.watchNamespaces)
 	if err != nil {
 		return err
+	}
+	var keyServer *tunnelkeys.Listener
+	if st.tunnelKeysCertDir != "" {
+		if keyServer, err = tunnelKeyServer(&st); err != nil {
+			return err
+		}
 	}
 	if st.cpuAccountingURL != "" {
 		u, err := cpuacct.ParseURL(st.cpuAccountingURL)
@@ -92,6 +101,12 @@ func run(ctx context.Context, config func() (*rest.Config, error), args []string
 			return fmt.Errorf("adding the shipped profiles: %w", err)
 		}
 	}
+	if keyServer != nil {
+		keyServer.Server = &tunnelkeys.Server{Reviewer: mgr.GetClient(), Reader: mgr.GetAPIReader(), Log: ctrl.Log.WithName("tunnel-keys")}
+		if err := mgr.Add(keyServer); err != nil {
+			return fmt.Errorf("adding the tunnel key server: %w", err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the health check: %w", err)
 	}
@@ -107,6 +122,21 @@ func run(ctx context.Context, config func() (*rest.Config, error), args []string
 		return fmt.Errorf("the manager stopped: %w", err)
 	}
 	return nil
+}
+
+// tunnelKeyServer reads the key server's certificate and checks its URL; the controllers pin
+// the certificate in every tunnel's public Secret.
+func tunnelKeyServer(st *settings) (*tunnelkeys.Listener, error) {
+	u, err := url.Parse(st.tunnelKeysURL)
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.Path != tunnelkeys.Path || u.RawQuery != "" || u.User != nil {
+		return nil, fmt.Errorf("--tunnel-keys-url %q: the sidecars need the key server's https URL, such as https://secured-datastore-operator-tunnel-keys.secured-system.svc:9444%s", st.tunnelKeysURL, tunnelkeys.Path)
+	}
+	cert, pem, err := tunnelkeys.LoadCertificate(st.tunnelKeysCertDir)
+	if err != nil {
+		return nil, fmt.Errorf("--tunnel-keys-cert-dir: %w", err)
+	}
+	st.options.TunnelKeys = &vpn.KeyServer{URL: u.String(), Cert: pem}
+	return &tunnelkeys.Listener{Addr: st.tunnelKeysAddr, Cert: cert}, nil
 }
 
 // parseNamespaces reads --watch-namespaces, refusing a name no namespace can have.
@@ -134,6 +164,9 @@ type settings struct {
 	leaderNS                    string
 	watchNamespaces             string
 	cpuAccountingURL            string
+	tunnelKeysAddr              string
+	tunnelKeysCertDir           string
+	tunnelKeysURL               string
 	shippedProfilesDir          string
 	options                     controllers.Options
 	zapOpts                     zap.Options
@@ -164,6 +197,9 @@ func newFlags(s *settings) *flag.FlagSet {
 	flags.StringVar(&s.cpuAccountingURL, "cpu-accounting-prometheus-url", "", "Base URL of a Prometheus that scrapes the kubelets' /metrics/resource (node series labelled node=<name>); the operator reads each benchmark run's server, sidecar and background CPU from it. Empty leaves them unavailable.")
 	flags.DurationVar(&s.options.CPUSettle, "cpu-accounting-settle", controllers.DefaultCPUSettle, "How long after a run's window its last kubelet samples take to reach that Prometheus: its kubelet scrape interval and a margin. Each run is recorded only then.")
 	flags.DurationVar(&s.options.RenewalStall, "certificate-renewal-stall", controllers.DefaultRenewalStall, "How long cert-manager may work on a renewal before a datastore's CertificatesReady turns False (RenewalStalled) with a Warning event; nodes keep their current certificate meanwhile.")
+	flags.StringVar(&s.tunnelKeysCertDir, "tunnel-keys-cert-dir", "", "Directory with tls.crt and tls.key of the tunnel key server, where VPN sidecars fetch their own member's key (the chart makes a self-signed one); empty runs no key server, and datastores with a VPN profile are refused with a condition.")
+	flags.StringVar(&s.tunnelKeysAddr, "tunnel-keys-bind-address", ":9444", "Address the tunnel key server binds to, with --tunnel-keys-cert-dir.")
+	flags.StringVar(&s.tunnelKeysURL, "tunnel-keys-url", "", "URL at which the sidecars reach the tunnel key server, https://<Service>.<namespace>.svc:<port>"+tunnelkeys.Path+" (the chart sets it); its certificate must name that host.")
 	flags.IntVar(&s.options.ProbeWorkers, "probe-workers", controllers.DefaultProbeWorkers, "Endpoints the wire prober scans at once, off the reconcile path; each scan has its own deadline, so an endpoint that never answers holds one worker, not the reconciles.")
 	s.zapOpts.BindFlags(flags)
 	return flags

@@ -184,6 +184,8 @@ type installation struct {
 	env  *testenv.Env
 	cfg  *rest.Config
 	args []string
+	// keyServerCert is the chart's certificate of the tunnel key server.
+	keyServerCert []byte
 }
 
 // install starts an API server, creates the chart's namespace and team-a and team-b, and the
@@ -215,16 +217,26 @@ func install(t *testing.T, sets ...string) *installation {
 		UserName: "system:serviceaccount:" + chart.Namespace + ":" + sa,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + chart.Namespace, "system:authenticated"},
 	}
-	// The Deployment's arguments, with the paths and namespace of this test.
+	// The key server's certificate the chart made, as its Secret's volume shows it.
+	keysDir := t.TempDir()
+	keysTLS := chart.As[corev1.Secret](t, objs["Secret"][0])
+	for name, b := range keysTLS.Data {
+		g.Expect(os.WriteFile(filepath.Join(keysDir, name), b, 0o600)).To(Succeed())
+	}
+	// The Deployment's arguments, with the paths, addresses and namespace of this test.
 	var args []string
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
-		if strings.HasPrefix(a, "--shipped-profiles=") {
+		switch {
+		case strings.HasPrefix(a, "--shipped-profiles="):
 			a = "--shipped-profiles=" + samples.ProfilesDir()
+		case strings.HasPrefix(a, "--tunnel-keys-cert-dir="):
+			a = "--tunnel-keys-cert-dir=" + keysDir
 		}
 		args = append(args, a)
 	}
-	args = append(args, "--health-probe-bind-address=0", "--namespace="+chart.Namespace, "--leader-election-namespace="+chart.Namespace)
-	return &installation{ctx: ctx, env: env, cfg: cfg, args: args}
+	args = append(args, "--health-probe-bind-address=0", "--namespace="+chart.Namespace, "--leader-election-namespace="+chart.Namespace,
+		"--tunnel-keys-bind-address=127.0.0.1:0")
+	return &installation{ctx: ctx, env: env, cfg: cfg, args: args, keyServerCert: keysTLS.Data[corev1.TLSCertKey]}
 }
 
 // start runs one operator replica with the installation's arguments and extra ones; stop

@@ -123,10 +123,10 @@ DOCKERFILE
 }
 
 # vpn_image: the tunnel sidecar, images/vpn/bin/tunnel on a Debian base with WireGuard's tools,
-# wireguard-go (for nodes without the kernel module), OpenVPN and nftables.
+# wireguard-go (for nodes without the kernel module), OpenVPN, nftables and curl (the key fetch).
 vpn_image() {
   local base ctx tag
-  base=$(debian_image vpn-base "" wireguard-tools wireguard-go openvpn nftables iproute2 procps)
+  base=$(debian_image vpn-base "" wireguard-tools wireguard-go openvpn nftables iproute2 procps curl)
   base=${base#*=}; base=${base%% *}
   tag="secured.dev/vpn:$( { echo "$base"; sha256sum "$root/images/vpn/bin/tunnel"; } | sha256sum | cut -c1-12)"
   if ! docker image inspect "$tag" >/dev/null 2>&1; then

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,9 +65,29 @@ func TestChartDefaults(t *testing.T) {
 		}
 	}
 	dep := chart.As[appsv1.Deployment](t, objs["Deployment"][0])
-	if !slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--shipped-profiles=/etc/secured-datastore-operator/profiles") ||
-		len(dep.Spec.Template.Spec.Volumes) != 1 || !strings.HasSuffix(dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name, "-secured-datastore-operator-profiles") {
-		t.Errorf("the operator does not mount and apply the shipped profiles: args %v, volumes %+v", dep.Spec.Template.Spec.Containers[0].Args, dep.Spec.Template.Spec.Volumes)
+	volumes := map[string]corev1.VolumeSource{}
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v.VolumeSource
+	}
+	args := dep.Spec.Template.Spec.Containers[0].Args
+	if p := volumes["profiles"].ConfigMap; !slices.Contains(args, "--shipped-profiles=/etc/secured-datastore-operator/profiles") ||
+		p == nil || !strings.HasSuffix(p.Name, "-secured-datastore-operator-profiles") {
+		t.Errorf("the operator does not mount and apply the shipped profiles: args %v, volumes %+v", args, volumes)
+	}
+	// The key server's certificate: a Secret of the chart, mounted, its host the Service's.
+	keys := chart.As[corev1.Secret](t, objs["Secret"][0])
+	block, _ := pem.Decode(keys.Data[corev1.TLSCertKey])
+	if block == nil {
+		t.Fatalf("Secret %s holds no certificate", keys.Name)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := chart.Release + "-secured-datastore-operator-tunnel-keys." + chart.Namespace + ".svc"
+	if v := volumes["tunnel-keys"].Secret; v == nil || v.SecretName != keys.Name || cert.VerifyHostname(host) != nil ||
+		!slices.Contains(args, "--tunnel-keys-url=https://"+host+":9444/v1/tunnel-key") || !slices.Contains(args, "--tunnel-keys-cert-dir=/etc/secured-datastore-operator/tunnel-keys") {
+		t.Errorf("the tunnel key server is not set up: args %v, volumes %+v, certificate for %v", args, volumes, cert.DNSNames)
 	}
 	if len(objs["DaemonSet"]) != 1 {
 		t.Error("the crypto labeller is on by default")

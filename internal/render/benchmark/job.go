@@ -70,8 +70,10 @@ type Job struct {
 	Image string
 	// RemoteWriteURL of Prometheus; empty publishes nothing.
 	RemoteWriteURL string
-	// VPNImage runs the tunnel sidecar when the target's tunnel carries client traffic.
-	VPNImage string
+	// VPNImage runs the tunnel sidecar when the target's tunnel carries client traffic;
+	// KeyServer is where the sidecar fetches its client slot's key.
+	VPNImage  string
+	KeyServer vpn.KeyServer
 }
 
 // Measurable says why the benchmark cannot measure its target, naming the field to change; nil
@@ -204,7 +206,7 @@ func Build(j Job) (*batchv1.Job, error) {
 	}
 	if p := j.Target.Tunnel; p != nil {
 		// Pod i of the indexed Job is the tunnel's client-i.
-		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, vpn.ClientsSecretName(j.Target.Datastore))
+		sidecar, volumes := vpn.Sidecar(*p, j.VPNImage, j.Target.Datastore, j.KeyServer)
 		sidecar.Env = append(sidecar.Env,
 			corev1.EnvVar{Name: "JOB_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
 			corev1.EnvVar{Name: "VPN_NAME", Value: "client-$(JOB_INDEX)"})

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/test/golden"
 )
 
@@ -394,7 +395,8 @@ func TestClientsJoinTheTunnel(t *testing.T) {
 			Load:     v1alpha1.Load{Mode: v1alpha1.LoadMaxThroughput, ClientPods: ptr.To[int32](2)},
 		},
 	}
-	golden.Check(t, "tunnel-job.yaml", renderJobs(t, Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test"}))
+	golden.Check(t, "tunnel-job.yaml", renderJobs(t, Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test",
+		KeyServer: vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key"}}))
 
 	b.Spec.Load.ClientPods = ptr.To[int32](5)
 	if _, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun}); err == nil || !strings.Contains(err.Error(), "spec.load.clientPods is 5, but the tunnel of SecuredDatastore orders admits 4 clients") {

@@ -30,8 +30,10 @@ type Cluster struct {
 	OperatorNamespace string
 	// FeatureLabelPrefix of the nodes' CPU feature labels; empty means Node Feature Discovery's.
 	FeatureLabelPrefix string
-	// VPNImage runs the tunnel sidecar of a VPN profile.
-	VPNImage string
+	// VPNImage runs the tunnel sidecar of a VPN profile; KeyServer is where the sidecar fetches
+	// its key.
+	VPNImage  string
+	KeyServer vpn.KeyServer
 	// Tunnel is the step's VPN (Tunnel(Datastore, Step, ClusterDomain)); nil without one.
 	Tunnel *vpn.Plan
 	// CertSecret names the Secret with the node certificate and TrustConfigMap the ConfigMap

@@ -20,6 +20,7 @@ import (
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 	goldenfile "secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
 )
@@ -58,6 +59,7 @@ func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEn
 		t.Fatal(err)
 	}
 	c := Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
+		KeyServer:         vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key"},
 		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds)}
 	if enc.AtRest != nil {
 		c.AtRestSecret = datakeys.AtRestSecret(ds) // the operator made its keys

@@ -81,7 +81,7 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 		if c.VPNImage == "" {
 			return corev1.PodSpec{}, fmt.Errorf("the profile has a VPN but no sidecar image is configured")
 		}
-		sidecar, vols := vpn.Sidecar(*t, c.VPNImage, vpn.SecretName(ds.Name))
+		sidecar, vols := vpn.Sidecar(*t, c.VPNImage, ds.Name, c.KeyServer)
 		initContainers = append(initContainers, sidecar)
 		volumes = append(volumes, vols...)
 	}

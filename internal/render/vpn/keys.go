@@ -1,7 +1,6 @@
 package vpn
 
 import (
-	"bytes"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -30,7 +29,7 @@ const (
 type Keys struct {
 	// WireGuard: each member's private key, base64 as `wg genkey` prints it.
 	WireGuard map[string]string
-	// CA signs OpenVPN members' certificates; its key stays in a Secret no pod mounts.
+	// CA signs OpenVPN members' certificates.
 	CA *PEMPair
 	// Certs: each OpenVPN member's certificate and key.
 	Certs map[string]PEMPair
@@ -205,34 +204,26 @@ func serial() *big.Int {
 	return n
 }
 
-// CASecretData is the Secret that keeps the OpenVPN CA; only the operator reads it.
-func CASecretData(k Keys) map[string][]byte {
-	if k.CA == nil {
-		return nil
-	}
-	return map[string][]byte{"tls.crt": k.CA.CertPEM, "tls.key": k.CA.KeyPEM}
-}
-
-// KeysFrom reads back the keys of the plan's members from the tunnel Secrets' data (SecretData's
-// two, merged) and the CA Secret (CASecretData); what is missing is left for Ensure to make.
-func KeysFrom(p Plan, tunnel, ca map[string][]byte) Keys {
+// KeysFrom reads back the keys of the plan's members from the public and keys Secrets' data
+// (SecretData's two); what is missing is left for Ensure to make.
+func KeysFrom(p Plan, public, keys map[string][]byte) Keys {
 	var k Keys
 	switch p.Type {
 	case v1alpha1.VPNWireGuard:
 		k.WireGuard = map[string]string{}
 		for _, m := range p.Members {
-			if b, ok := tunnel[KeyFile(m.Name)]; ok {
+			if b, ok := keys[KeyFile(m.Name)]; ok {
 				k.WireGuard[m.Name] = strings.TrimSpace(string(b))
 			}
 		}
 	case v1alpha1.VPNOpenVPN:
-		if len(ca["tls.crt"]) > 0 && len(ca["tls.key"]) > 0 {
-			k.CA = &PEMPair{CertPEM: ca["tls.crt"], KeyPEM: ca["tls.key"]}
+		if len(public[CAFile]) > 0 && len(keys[CAKeyFile]) > 0 {
+			k.CA = &PEMPair{CertPEM: public[CAFile], KeyPEM: keys[CAKeyFile]}
 		}
 		k.Certs = map[string]PEMPair{}
 		for _, m := range p.Members {
-			c, key := tunnel[CertFile(m.Name)], tunnel[KeyFile(m.Name)]
-			if len(c) > 0 && len(key) > 0 && bytes.Equal(tunnel[CAFile], ca["tls.crt"]) {
+			c, key := public[CertFile(m.Name)], keys[KeyFile(m.Name)]
+			if len(c) > 0 && len(key) > 0 {
 				k.Certs[m.Name] = PEMPair{CertPEM: c, KeyPEM: key}
 			}
 		}

@@ -14,44 +14,46 @@ import (
 // Where the sidecar finds its files.
 const (
 	SecretDir     = "/etc/vpn"
+	tokenDir      = "/var/run/secrets/tunnel"
 	tunDevice     = "/dev/net/tun"
 	sidecarName   = "vpn"
 	secretVolume  = "vpn-tunnel"
+	tokenVolume   = "vpn-token"
 	tunVolume     = "vpn-tun"
 	runVolume     = "vpn-run"
-	runDir        = "/run" // wireguard-go's control socket; the root filesystem is read-only
+	runDir        = "/run" // wireguard-go's control socket and the fetched key; the root filesystem is read-only
 	probeInterval = 1
+	// tokenLifetime of the pod's key-server token; the kubelet renews it at 80%.
+	tokenLifetime = 3600
 )
 
-// SecretName is the tunnel Secret of a datastore's nodes: their keys and configurations, the
-// address table.
-func SecretName(datastore string) string { return datastore + "-vpn" }
-
-// ClientsSecretName is the tunnel Secret of the datastore's client slots, which benchmark
-// clients mount.
-func ClientsSecretName(datastore string) string { return datastore + "-vpn-clients" }
-
-// CASecretName keeps the OpenVPN CA's key; no pod mounts it.
-func CASecretName(datastore string) string { return datastore + "-vpn-ca" }
-
-// SecretNames are every Secret a datastore's tunnel may keep, for reading them back.
-func SecretNames(datastore string) []string {
-	return []string{SecretName(datastore), ClientsSecretName(datastore), CASecretName(datastore)}
+// KeyServer is where a sidecar fetches its member's private key: the operator's endpoint and
+// the certificate it pins. The operator hands a key only to the pod whose token the API server
+// vouches for (internal/tunnelkeys).
+type KeyServer struct {
+	URL  string
+	Cert []byte
 }
 
-// Secrets are the nodes' and the clients' tunnel Secrets (SecretData) and, for OpenVPN, the
-// Secret that keeps the CA; a nil map makes no Secret.
-func Secrets(namespace, datastore string, labels map[string]string, nodes, clients, caData map[string][]byte) []*corev1.Secret {
-	var out []*corev1.Secret
-	for _, s := range []struct {
-		name string
-		data map[string][]byte
-	}{{SecretName(datastore), nodes}, {ClientsSecretName(datastore), clients}, {CASecretName(datastore), caData}} {
-		if s.data != nil {
-			out = append(out, secret(namespace, s.name, labels, s.data))
-		}
-	}
-	return out
+// KeyServerAudience is the audience of the token a sidecar presents: the API server accepts
+// such a token for nothing else, and the key server accepts no other.
+const KeyServerAudience = "tunnel-keys.datastore.secured.dev"
+
+// SecretName is the public tunnel Secret of a datastore, which every member mounts: the
+// address table, configurations and certificates.
+func SecretName(datastore string) string { return datastore + "-vpn" }
+
+// KeysSecretName keeps the members' private keys and OpenVPN's CA key; no pod mounts it.
+func KeysSecretName(datastore string) string { return datastore + "-vpn-keys" }
+
+// SecretNames are every Secret a datastore's tunnel keeps, for reading them back.
+func SecretNames(datastore string) []string {
+	return []string{SecretName(datastore), KeysSecretName(datastore)}
+}
+
+// Secrets are the public and keys Secrets of SecretData.
+func Secrets(namespace, datastore string, labels map[string]string, public, keys map[string][]byte) []*corev1.Secret {
+	return []*corev1.Secret{secret(namespace, SecretName(datastore), labels, public), secret(namespace, KeysSecretName(datastore), labels, keys)}
 }
 
 func secret(namespace, name string, labels map[string]string, data map[string][]byte) *corev1.Secret {
@@ -68,9 +70,9 @@ func secret(namespace, name string, labels map[string]string, data map[string][]
 // has stopped. It gets NET_ADMIN and the /dev/net/tun device, and nothing else: no privileged
 // mode, no other capability, a read-only root filesystem. It runs as root because Linux
 // grants capabilities to root's processes; the pod's other containers keep their own user.
-// secretName is the tunnel Secret of the pod's side: SecretName for nodes, ClientsSecretName
-// for clients.
-func Sidecar(p Plan, image, secretName string) (corev1.Container, []corev1.Volume) {
+// It alone mounts the pod's key-server token, with which it fetches its member's private key
+// from ks into memory; datastore is the name of the tunnel's SecuredDatastore.
+func Sidecar(p Plan, image, datastore string, ks KeyServer) (corev1.Container, []corev1.Volume) {
 	c := corev1.Container{
 		Name:          sidecarName,
 		Image:         image,
@@ -80,6 +82,8 @@ func Sidecar(p Plan, image, secretName string) (corev1.Container, []corev1.Volum
 			{Name: "VPN_TYPE", Value: string(p.Type)},
 			{Name: "VPN_DIR", Value: SecretDir},
 			{Name: "VPN_SUBNET", Value: Subnet.String()},
+			{Name: "VPN_KEY_URL", Value: ks.URL},
+			{Name: "VPN_TOKEN", Value: tokenDir + "/token"},
 		},
 		StartupProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"tunnel", "ready"}}},
@@ -91,6 +95,7 @@ func Sidecar(p Plan, image, secretName string) (corev1.Container, []corev1.Volum
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: secretVolume, MountPath: SecretDir, ReadOnly: true},
+			{Name: tokenVolume, MountPath: tokenDir, ReadOnly: true},
 			{Name: tunVolume, MountPath: tunDevice},
 			{Name: runVolume, MountPath: runDir},
 		},
@@ -101,7 +106,10 @@ func Sidecar(p Plan, image, secretName string) (corev1.Container, []corev1.Volum
 		},
 	}
 	volumes := []corev1.Volume{
-		{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretName, DefaultMode: ptr.To[int32](0o400)}}},
+		{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(datastore), DefaultMode: ptr.To[int32](0o400)}}},
+		{Name: tokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o400),
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+				Audience: KeyServerAudience, ExpirationSeconds: ptr.To[int64](tokenLifetime), Path: "token"}}}}}},
 		{Name: tunVolume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: tunDevice, Type: ptr.To(corev1.HostPathCharDev)}}},
 		{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 	}

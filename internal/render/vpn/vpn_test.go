@@ -1,7 +1,7 @@
 package vpn
 
 import (
-	"maps"
+	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
@@ -39,12 +39,12 @@ var fixedKeys = Keys{WireGuard: map[string]string{
 
 func TestWireGuardConfigs(t *testing.T) {
 	p := plan(t, v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}, 3)
-	data, clients, err := SecretData(p, fixedKeys)
+	data, _, err := SecretData(p, fixedKeys, []byte("key server"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if clients != nil {
-		t.Error("a tunnel for node-to-node traffic has a clients' Secret")
+	if _, ok := data[WireGuardFile("client-0")]; ok {
+		t.Error("a tunnel for node-to-node traffic has client slots")
 	}
 	goldenfile.Check(t, "wireguard.ledger-0.conf", data[WireGuardFile("ledger-0")])
 	if string(data[AddressesFile]) != "ledger-0 100.80.0.1\nledger-1 100.80.0.2\nledger-2 100.80.0.3\n" {
@@ -63,13 +63,13 @@ func TestOpenVPNConfigs(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("Ensure: %v, changed %v", err, changed)
 	}
-	data, clients, err := SecretData(p, keys)
+	data, _, err := SecretData(p, keys, []byte("key server"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	goldenfile.Check(t, "openvpn.ledger-0--ledger-1.conf", data[OpenVPNFile("ledger-0", "ledger-1")])
-	goldenfile.Check(t, "openvpn.client-0--ledger-1.conf", clients[OpenVPNFile("client-0", "ledger-1")])
-	if _, ok := clients[OpenVPNFile("client-0", "client-1")]; ok {
+	goldenfile.Check(t, "openvpn.client-0--ledger-1.conf", data[OpenVPNFile("client-0", "ledger-1")])
+	if _, ok := data[OpenVPNFile("client-0", "client-1")]; ok {
 		t.Error("clients tunnel to each other")
 	}
 	var tunnels int
@@ -97,11 +97,11 @@ func TestEnsureKeepsKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, _, err := SecretData(three, keys)
+			public, private, err := SecretData(three, keys, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			read := KeysFrom(three, data, CASecretData(keys))
+			read := KeysFrom(three, public, private)
 			if again, changed, err := Ensure(three, read, now); err != nil || changed || string(fingerprint(again, "ledger-2")) != string(fingerprint(keys, "ledger-2")) {
 				t.Fatalf("a second Ensure changed the keys (%v, %v)", changed, err)
 			}
@@ -165,9 +165,10 @@ func TestPodSecurityProblem(t *testing.T) {
 	}
 }
 
-// A client pod runs whatever workload it is given, so its Secret must not let it pose as a
-// node; nor do nodes hold the clients' keys. Each side still has all it needs to start.
-func TestEachSideHoldsOnlyItsOwnKeys(t *testing.T) {
+// Every member mounts the public Secret, so it must hold no private key: not a member's, not
+// OpenVPN's CA's. The keys Secret holds each of them once, and reading both back gives the
+// same keys.
+func TestPublicSecretHoldsNoPrivateKey(t *testing.T) {
 	for _, typ := range []v1alpha1.VPNType{v1alpha1.VPNWireGuard, v1alpha1.VPNOpenVPN} {
 		t.Run(string(typ), func(t *testing.T) {
 			p := plan(t, v1alpha1.VPNSettings{Type: typ, Scope: v1alpha1.VPNScopeAll}, 3)
@@ -175,33 +176,34 @@ func TestEachSideHoldsOnlyItsOwnKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nodes, clients, err := SecretData(p, keys)
+			public, private, err := SecretData(p, keys, []byte("key server certificate"))
 			if err != nil {
 				t.Fatal(err)
 			}
+			secrets := map[string][]byte{}
 			for _, m := range p.Members {
-				own, other := nodes, clients
-				if m.Host == "" {
-					own, other = clients, nodes
+				if len(private[KeyFile(m.Name)]) == 0 {
+					t.Errorf("the keys Secret lacks %s's key", m.Name)
 				}
-				if _, ok := own[KeyFile(m.Name)]; !ok {
-					t.Errorf("%s's key is not in its side's Secret", m.Name)
-				}
-				for name := range other {
-					if strings.HasPrefix(name, m.Name+".") || strings.HasPrefix(name, m.Name+"--") {
-						t.Errorf("the other side's Secret holds %s of %s", name, m.Name)
+				secrets[m.Name] = []byte(strings.TrimSpace(string(private[KeyFile(m.Name)])))
+			}
+			if typ == v1alpha1.VPNOpenVPN {
+				secrets["the CA"] = keys.CA.KeyPEM
+			}
+			for file, b := range public {
+				for who, key := range secrets {
+					if bytes.Contains(b, key) {
+						t.Errorf("the public Secret's %s holds %s's private key", file, who)
 					}
 				}
 			}
-			for _, data := range []map[string][]byte{nodes, clients} {
-				if len(data[AddressesFile]) == 0 || (typ == v1alpha1.VPNOpenVPN && len(data[CAFile]) == 0) {
-					t.Error("a side's Secret lacks the address table or the CA certificate")
-				}
+			if len(public[AddressesFile]) == 0 || string(public[KeyServerCAFile]) != "key server certificate" || (typ == v1alpha1.VPNOpenVPN && len(public[CAFile]) == 0) {
+				t.Error("the public Secret lacks the address table or a certificate")
 			}
-			// Read back from both, the keys are the same.
-			merged := maps.Clone(nodes)
-			maps.Copy(merged, clients)
-			if _, changed, err := Ensure(p, KeysFrom(p, merged, CASecretData(keys)), time.Now()); err != nil || changed {
+			if len(private) != len(secrets) {
+				t.Errorf("the keys Secret holds %d files, want the %d keys", len(private), len(secrets))
+			}
+			if _, changed, err := Ensure(p, KeysFrom(p, public, private), time.Now()); err != nil || changed {
 				t.Errorf("keys read back from both Secrets changed (%v, %v)", changed, err)
 			}
 		})

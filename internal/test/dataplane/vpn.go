@@ -11,41 +11,50 @@ import (
 	"secured.dev/operator/internal/test/samples"
 )
 
-// TunnelSecrets are the directories where the nodes' and the clients' tunnel Secrets are
-// written as the sidecars see them mounted.
-type TunnelSecrets struct{ Nodes, Clients string }
+// TunnelFiles are the tunnel as a member sees it: Public is the directory of the public
+// Secret, which every sidecar mounts; Keys holds each member's private key in a file of its
+// own, as the key server hands it to that member alone.
+type TunnelFiles struct {
+	Public string
+	Keys   map[string]string
+}
 
-// TunnelSecret makes keys for every member of the plan and writes the tunnel Secrets the
-// operator would render, each in a directory of its own, so that a member started from its
-// side's directory proves that Secret holds all it needs.
-func TunnelSecret(t testing.TB, plan vpn.Plan) TunnelSecrets {
+// TunnelSecret makes keys for every member of the plan and writes the operator's public
+// Secret and each member's key, so that a member started from the public directory and its
+// own key proves that nothing else is needed.
+func TunnelSecret(t testing.TB, plan vpn.Plan) TunnelFiles {
 	t.Helper()
 	keys, _, err := vpn.Ensure(plan, vpn.Keys{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, clients, err := vpn.SecretData(plan, keys)
+	public, private, err := vpn.SecretData(plan, keys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(data map[string][]byte) string {
-		dir := t.TempDir()
-		for name, b := range data {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
+	files := TunnelFiles{Public: t.TempDir(), Keys: map[string]string{}}
+	write := func(path string, b []byte) {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
 		}
-		return dir
 	}
-	return TunnelSecrets{Nodes: write(nodes), Clients: write(clients)}
+	for name, b := range public {
+		write(filepath.Join(files.Public, name), b)
+	}
+	for _, m := range plan.Members {
+		files.Keys[m.Name] = filepath.Join(t.TempDir(), "key")
+		write(files.Keys[m.Name], private[vpn.KeyFile(m.Name)])
+	}
+	return files
 }
 
-// StartTunnel runs the VPN sidecar's script on the host as member, with the tunnel Secret in
-// dir, and waits until its tunnel address is up, as the pod's startup probe does.
-func StartTunnel(t testing.TB, h *Host, plan vpn.Plan, dir, member string) *process {
+// StartTunnel runs the VPN sidecar's script on the host as member, with the public tunnel
+// Secret and the member's own key, and waits until its tunnel address is up, as the pod's
+// startup probe does.
+func StartTunnel(t testing.TB, h *Host, plan vpn.Plan, files TunnelFiles, member string) *process {
 	t.Helper()
 	script := filepath.Join(samples.RepoRoot(), "images", "vpn", "bin", "tunnel")
-	env := append(os.Environ(), "VPN_TYPE="+string(plan.Type), "VPN_DIR="+dir, "VPN_NAME="+member, "VPN_SUBNET="+vpn.Subnet.String(), "VPN_RESYNC=2", "VPN_STATE_DIR="+t.TempDir())
+	env := append(os.Environ(), "VPN_TYPE="+string(plan.Type), "VPN_DIR="+files.Public, "VPN_KEY_FILE="+files.Keys[member], "VPN_NAME="+member, "VPN_SUBNET="+vpn.Subnet.String(), "VPN_RESYNC=2", "VPN_STATE_DIR="+t.TempDir())
 	// wireguard-go and wg meet at a socket under /run/wireguard, which network namespaces do
 	// not separate: every host gets a private one, as every pod has.
 	cmd := h.Command("sh", "-c", `mkdir -p /run/wireguard && mount -t tmpfs tmpfs /run/wireguard && exec "$0"`, script)

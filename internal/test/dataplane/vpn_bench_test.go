@@ -33,8 +33,8 @@ func BenchmarkTunnelThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 				secret := TunnelSecret(b, plan)
-				StartTunnel(b, a, plan, secret.Nodes, "a")
-				StartTunnel(b, z, plan, secret.Nodes, "z")
+				StartTunnel(b, a, plan, secret, "a")
+				StartTunnel(b, z, plan, secret, "z")
 				target = plan.Members[1].Address
 			}
 			var mbits float64

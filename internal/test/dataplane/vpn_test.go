@@ -43,10 +43,10 @@ func testCassandraOverTunnel(t *testing.T, profile string) {
 	start := time.Now()
 	tunnels := map[string]*process{}
 	for i, h := range hosts {
-		tunnels[names[i]] = StartTunnel(t, h, plan, secret.Nodes, names[i])
+		tunnels[names[i]] = StartTunnel(t, h, plan, secret, names[i])
 	}
 	if plan.CarriesClients() {
-		tunnels["client-0"] = StartTunnel(t, client, plan, secret.Clients, "client-0")
+		tunnels["client-0"] = StartTunnel(t, client, plan, secret, "client-0")
 	}
 	t.Logf("tunnel up in %s: %s", time.Since(start).Round(time.Millisecond), firstLine(tunnels[names[0]].Log(), "tunnel: "))
 
