@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"secured.dev/operator/internal/test/badinput"
+	"secured.dev/operator/internal/test/hostile"
 )
 
 // The bad-manifest corpus that make test applies to envtest's API server is refused by the
@@ -27,4 +28,12 @@ func TestBadManifestsAreRejectedByTheClusterWithTheSameMessages(t *testing.T) {
 		})
 	}
 	t.Logf("%d bad manifests refused", len(corpus))
+}
+
+// Hostile values on the real cluster: every string of every sample's spec, one at a time, is
+// refused at admission, so none reaches the operator.
+func TestHostileValuesAreRefusedByTheCluster(t *testing.T) {
+	c := newClient(t)
+	ns := testNamespace(t, c, "hostile", "")
+	hostile.RefusedAtAdmission(context.Background(), t, c, ns.Name)
 }

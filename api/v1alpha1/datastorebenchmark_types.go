@@ -143,6 +143,8 @@ type Load struct {
 type SecuredDatastoreReference struct {
 	// name of the SecuredDatastore.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a SecuredDatastore name: lowercase letters, digits and '-', starting and ending with a letter or digit"
 	Name string `json:"name"`
 }
 
@@ -150,9 +152,13 @@ type SecuredDatastoreReference struct {
 type SecretKeyReference struct {
 	// name of the Secret.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be a Secret name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 	Name string `json:"name"`
 	// key in the Secret.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a Secret key: letters, digits, '-', '_' and '.'"
 	Key string `json:"key"`
 }
 
@@ -168,6 +174,8 @@ type ClientTLS struct {
 	CASecretRef *SecretKeyReference `json:"caSecretRef,omitempty"`
 	// serverName for SNI and certificate verification. Defaults to the endpoint host.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?$')",message="must be a DNS name, such as cassandra.example.com: the name the server's certificate carries"
 	ServerName string `json:"serverName,omitempty"`
 }
 
@@ -263,9 +271,13 @@ type ExternalKerberos struct {
 type ConfigMapKeyReference struct {
 	// name of the ConfigMap.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be a ConfigMap name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 	Name string `json:"name"`
 	// key in the ConfigMap.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a ConfigMap key: letters, digits, '-', '_' and '.'"
 	Key string `json:"key"`
 }
 

@@ -10,8 +10,9 @@ import (
 type DatastoreTemplate struct {
 	// engine of every cell's datastore.
 	Engine Engine `json:"engine"`
-	// version of the engine.
+	// version of the engine, e.g. 5.0.6 for Cassandra.
 	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+(\.[0-9]+)?(-[a-zA-Z0-9.]+)?$`
 	Version string `json:"version,omitempty"`
 	// image override.
 	// +optional
@@ -48,6 +49,8 @@ type StudyMatrix struct {
 	// profiles: EncryptionProfile names to compare.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.all(p, p.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$'))",message="spec.matrix.profiles must be EncryptionProfile names: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 	// +listType=set
 	Profiles []string `json:"profiles"`
 	// baseline profile, usually plaintext, against which overheads are computed.

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/internal/test/badinput"
+	"secured.dev/operator/internal/test/hostile"
 	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/internal/test/testenv"
 )
@@ -116,6 +117,13 @@ func TestInvalidManifestsAreRejected(t *testing.T) {
 
 // A study's design is fixed once it exists (the corpus has the refusal); its controls are not:
 // pausing, resuming, cancelling and labelling must stay possible on a study that runs.
+// Every string of every sample's spec, set to quotes, command substitution, a newline with a
+// new key and closing markup, is refused by the API server.
+func TestHostileValuesAreRefusedAtAdmission(t *testing.T) {
+	tier.Full(t, "a kube-apiserver")
+	hostile.RefusedAtAdmission(context.Background(), t, env.Client, "default")
+}
+
 func TestStudyControlsChangeAfterCreation(t *testing.T) {
 	tier.Full(t, "a kube-apiserver")
 	ctx := context.Background()

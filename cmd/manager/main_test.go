@@ -356,9 +356,9 @@ func TestStandbyTakesOverWhenTheLeaderDies(t *testing.T) {
 }
 
 // process runs one replica as a process of the manager binary, built once, with the
-// installation's arguments and a kubeconfig that impersonates the chart's ServiceAccount. The
+// installation's arguments, extra ones, and a kubeconfig that impersonates the chart's ServiceAccount. The
 // test's end kills it (by its PID) if the test has not.
-func (in *installation) process(t *testing.T, name string) *exec.Cmd {
+func (in *installation) process(t *testing.T, name string, extra ...string) *exec.Cmd {
 	t.Helper()
 	bin := gobuild.Command(t, "secured.dev/operator/cmd/manager")
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -371,7 +371,7 @@ func (in *installation) process(t *testing.T, name string) *exec.Cmd {
 	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append(append([]string{}, in.args...), "--metrics-bind-address=0")...)
+	cmd := exec.Command(bin, append(append(append([]string{}, in.args...), "--metrics-bind-address=0"), extra...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -28,19 +28,19 @@ import (
 	"secured.dev/operator/internal/tunnelkeys"
 )
 
-// The tunnel key server as the chart runs it: each pod of a VPN datastore gets its own
-// member's key and no other, proven by a token the real API server issued to that pod for the
-// key server's audience, over TLS verified against the certificate pinned in the tunnel's
-// public Secret. A benchmark client pod gets its slot's key. Tokens for another audience, of a
+// The tunnel key server as the chart runs it (the manager binary with the chart's arguments
+// and rights): each pod of a VPN datastore gets its own member's key and no other, proven by a
+// token the real API server issued to that pod for the key server's audience, over TLS
+// verified against the certificate pinned in the tunnel's public Secret. A benchmark client pod gets its slot's key. Tokens for another audience, of a
 // pod that was replaced, or of pods that are not members, get nothing. No kubelet runs here,
 // so the test creates the pods their controllers would.
 func TestTunnelKeyServerHandsEachPodOnlyItsOwnKey(t *testing.T) {
-	tier.Full(t, "envtest and helm")
+	tier.Full(t, "envtest, helm and the manager binary")
 	g := NewWithT(t)
 	inst := install(t, "watch.namespaces={team-a}")
 	ctx, c := inst.ctx, inst.env.Client
 	addr := freeAddr(t)
-	inst.start(t, "--tunnel-keys-bind-address="+addr)
+	inst.process(t, "keys", "--tunnel-keys-bind-address="+addr)
 	clientset := kubernetes.NewForConfigOrDie(inst.env.Config)
 	// No ServiceAccount controller runs in envtest.
 	_, err := clientset.CoreV1().ServiceAccounts("team-a").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
