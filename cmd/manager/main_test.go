@@ -278,7 +278,12 @@ func token(t *testing.T, ctx context.Context, cs kubernetes.Interface, name stri
 func scrape(g Gomega, addr, bearer string) (int, string) {
 	// The endpoint's certificate is self-signed; what is under test is who may read it.
 	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
-	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+	return call(g, httpClient, http.MethodGet, "https://"+addr+"/metrics", bearer)
+}
+
+// call sends a request with the bearer token (none when empty) and returns the status and body.
+func call(g Gomega, httpClient *http.Client, method, url, bearer string) (int, string) {
+	req, err := http.NewRequest(method, url, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -76,17 +75,7 @@ func TestTunnelKeyServerHandsEachPodOnlyItsOwnKey(t *testing.T) {
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
 		},
 	}}
-	fetch := func(g Gomega, token string) (int, string) {
-		req, err := http.NewRequest(http.MethodPost, url, nil)
-		g.Expect(err).NotTo(HaveOccurred())
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := httpClient.Do(req)
-		g.Expect(err).NotTo(HaveOccurred())
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		g.Expect(err).NotTo(HaveOccurred())
-		return resp.StatusCode, string(body)
-	}
+	fetch := func(g Gomega, token string) (int, string) { return call(g, httpClient, http.MethodPost, url, token) }
 	pod := func(name string, owner metav1.Object, kind string, annotations map[string]string) *corev1.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Annotations: annotations},
@@ -167,9 +156,7 @@ func TestTunnelKeyServerHandsEachPodOnlyItsOwnKey(t *testing.T) {
 	g.Expect(strings.Contains(body, "PRIVATE KEY")).To(BeFalse())
 
 	// Only POST, only the one path.
-	resp, err := httpClient.Get(url)
-	g.Expect(err).NotTo(HaveOccurred())
-	resp.Body.Close()
-	g.Expect(resp.StatusCode).To(Equal(http.StatusMethodNotAllowed))
+	status, _ = call(g, httpClient, http.MethodGet, url, tokenOf(node0, vpn.KeyServerAudience))
+	g.Expect(status).To(Equal(http.StatusMethodNotAllowed))
 	g.Expect(strings.HasSuffix(url, tunnelkeys.Path)).To(BeTrue())
 }
