@@ -184,25 +184,16 @@ func Build(j Job) (*batchv1.Job, error) {
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "history", MountPath: historyMount})
 	}
 	if t := j.Target.TLS; t != nil && (t.CA.ConfigMap != "" || t.CA.Secret != "") {
-		spec.Volumes = append(spec.Volumes, t.CA.volume("ca", "ca.crt"))
-		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "ca", MountPath: caMount, ReadOnly: true})
+		mountFiles(&spec, t.CA.volume("ca", "ca.crt"), caMount)
 	}
 	if j.Target.LoginSecret != "" {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "login", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: j.Target.LoginSecret, DefaultMode: ptr.To[int32](0o440),
-			Items: []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password"}}}}})
-		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "login", MountPath: loginMount, ReadOnly: true})
+		mountFiles(&spec, secretVolume("login", j.Target.LoginSecret, "username", "password"), loginMount)
 	}
 	if t := j.Target.TLS; t != nil && t.ClientCertSecret != "" {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "client-tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: t.ClientCertSecret, DefaultMode: ptr.To[int32](0o440),
-			Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}, {Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}}}}})
-		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "client-tls", MountPath: clientCertMount, ReadOnly: true})
+		mountFiles(&spec, secretVolume("client-tls", t.ClientCertSecret, corev1.TLSCertKey, corev1.TLSPrivateKeyKey), clientCertMount)
 	}
 	if j.Target.ClientKeysSecret != "" {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "client-keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: j.Target.ClientKeysSecret, DefaultMode: ptr.To[int32](0o440)}}})
-		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "client-keys", MountPath: clientKeysMount, ReadOnly: true})
+		mountFiles(&spec, secretVolume("client-keys", j.Target.ClientKeysSecret), clientKeysMount)
 	}
 	if p := j.Target.Tunnel; p != nil {
 		// Pod i of the indexed Job is the tunnel's client-i.
@@ -386,4 +377,21 @@ func duration(b *v1alpha1.DatastoreBenchmark) time.Duration {
 		return d.Duration
 	}
 	return DefaultDuration
+}
+
+// mountFiles adds v to the pod and mounts it read-only at path in the client's container.
+func mountFiles(spec *corev1.PodSpec, v corev1.Volume, path string) {
+	spec.Volumes = append(spec.Volumes, v)
+	spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: path, ReadOnly: true})
+}
+
+// secretVolume is the Secret's keys as files of their names (every key when none is named),
+// readable by the pod's group only.
+func secretVolume(name, secret string, keys ...string) corev1.Volume {
+	var items []corev1.KeyToPath
+	for _, k := range keys {
+		items = append(items, corev1.KeyToPath{Key: k, Path: k})
+	}
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, Items: items, DefaultMode: ptr.To[int32](0o440)}}}
 }
