@@ -95,13 +95,14 @@ func externalHBase(e *v1alpha1.ExternalTarget) Target {
 		p["hbase.master.kerberos.principal"], p["hbase.regionserver.kerberos.principal"] = k.ServerPrincipal, k.ServerPrincipal
 	}
 	if tls := e.TLS; tls != nil {
-		// Without a CA, the JDK's own trust decides.
-		delete(p, "hbase.rpc.tls.truststore.location")
-		delete(p, "hbase.rpc.tls.truststore.type")
 		if ref := tls.CASecretRef; ref != nil {
 			t.HBase.Trust, t.HBase.TrustFile = &KeySource{Secret: ref.Name, Key: ref.Key}, externalTrustFile
 			p["hbase.rpc.tls.truststore.location"] = hbase.PodLayout.TrustDir + "/" + externalTrustFile
 			p["hbase.rpc.tls.truststore.type"] = "PEM"
+		} else {
+			// Without a CA, the JDK's own trust decides.
+			delete(p, "hbase.rpc.tls.truststore.location")
+			delete(p, "hbase.rpc.tls.truststore.type")
 		}
 	}
 	if h.Registry == v1alpha1.RegistryZooKeeper {
