@@ -187,32 +187,12 @@ func TestHBaseProfileTransitionToTLS(t *testing.T) {
 	if err := c.Smoke(t, "before", "plaintext"); err != nil {
 		t.Fatalf("plaintext cluster: %v", err)
 	}
-	applied := plain
-	for roll := 1; !hbase.SameStep(applied, target); roll++ {
-		next := hbase.Next(&applied, target)
-		began := time.Now()
-		c.Reconfigure(t, next)
-		first, second := hbase.RegionServer, hbase.Master
+	rollThrough(t, c, plain, target, func(roll int) []hbase.Role {
 		if roll%2 == 0 {
-			first, second = second, first
+			return []hbase.Role{hbase.Master, hbase.RegionServer}
 		}
-		// ZooKeeper's client port follows the RPC ports' TLS: its pods roll with the others
-		// when its files change, in no particular order.
-		if !maps.Equal(zooKeeperFiles(t, c, applied), zooKeeperFiles(t, c, next)) {
-			c.Restart(t, hbase.ZooKeeper)
-		}
-		c.Restart(t, first)
-		if err := c.Smoke(t, fmt.Sprintf("mixed%d", roll), "v"); err != nil {
-			t.Fatalf("roll %d (%s → %s), %s restarted, %s not: %v", roll, hbase.StageName(applied), hbase.StageName(next), first, second, err)
-		}
-		c.Restart(t, second)
-		c.ConfigureClient(t, next)
-		if err := c.Smoke(t, fmt.Sprintf("after%d", roll), "v"); err != nil {
-			t.Fatalf("roll %d to %s: %v", roll, hbase.StageName(next), err)
-		}
-		t.Logf("roll %d: %s → %s in %s", roll, hbase.StageName(applied), hbase.StageName(next), time.Since(began).Round(time.Second))
-		applied = next
-	}
+		return []hbase.Role{hbase.RegionServer, hbase.Master}
+	})
 	for _, ep := range []struct {
 		addr string
 		opts probe.Options
@@ -242,18 +222,36 @@ func TestHBaseProfileTransitionOfSASLLevels(t *testing.T) {
 	if err := c.Smoke(t, "before", "v"); err != nil {
 		t.Fatalf("cluster at SASL authentication: %v", err)
 	}
-	applied := base
-	for roll := 1; !hbase.SameStep(applied, target); roll++ {
-		next := hbase.Next(&applied, target)
-		began := time.Now()
-		c.Reconfigure(t, next)
-		if !maps.Equal(zooKeeperFiles(t, c, applied), zooKeeperFiles(t, c, next)) {
-			c.Restart(t, hbase.ZooKeeper)
-		}
+	applied := rollThrough(t, c, base, target, func(roll int) []hbase.Role {
 		order := []hbase.Role{hbase.DataNode, hbase.NameNode, hbase.RegionServer, hbase.Master}
 		if roll%2 == 0 {
 			order[2], order[3] = order[3], order[2]
 		}
+		return order
+	})
+	for role, want := range map[hbase.Role]string{hbase.Master: "hbase.rpc.protection</name><value>privacy<", hbase.NameNode: "hadoop.rpc.protection</name><value>privacy<"} {
+		if files := hbase.RoleFiles(mustFiles(t, c, applied), role); !strings.Contains(files["hbase-site.xml"]+files["core-site.xml"]+files["hdfs-site.xml"], want) {
+			t.Errorf("the %s does not end at privacy alone (%s)", role, want)
+		}
+	}
+}
+
+// rollThrough takes the cluster from applied to target as the operator does (hbase.Next), one
+// roll per step: ZooKeeper first when its files change, then the roles(roll) one at a time.
+// After every restart, with the processes one step apart, a client must create, put, get and
+// scan; before the last one it takes the new step's configuration. It returns the final step.
+func rollThrough(t *testing.T, c *HBaseCluster, applied, target v1alpha1.EffectiveEncryption, roles func(roll int) []hbase.Role) v1alpha1.EffectiveEncryption {
+	t.Helper()
+	for roll := 1; !hbase.SameStep(applied, target); roll++ {
+		next := hbase.Next(&applied, target)
+		began := time.Now()
+		c.Reconfigure(t, next)
+		// ZooKeeper's client port follows the RPC ports' TLS: its pods roll with the others
+		// when its files change, in no particular order.
+		if !maps.Equal(zooKeeperFiles(t, c, applied), zooKeeperFiles(t, c, next)) {
+			c.Restart(t, hbase.ZooKeeper)
+		}
+		order := roles(roll)
 		for i, role := range order {
 			c.Restart(t, role)
 			if i == len(order)-1 {
@@ -266,11 +264,7 @@ func TestHBaseProfileTransitionOfSASLLevels(t *testing.T) {
 		t.Logf("roll %d: %s in %s", roll, hbase.Describe(&applied, next), time.Since(began).Round(time.Second))
 		applied = next
 	}
-	for role, want := range map[hbase.Role]string{hbase.Master: "hbase.rpc.protection</name><value>privacy<", hbase.NameNode: "hadoop.rpc.protection</name><value>privacy<"} {
-		if files := hbase.RoleFiles(mustFiles(t, c, applied), role); !strings.Contains(files["hbase-site.xml"]+files["core-site.xml"]+files["hdfs-site.xml"], want) {
-			t.Errorf("the %s does not end at privacy alone (%s)", role, want)
-		}
-	}
+	return applied
 }
 
 func mustFiles(t *testing.T, c *HBaseCluster, enc v1alpha1.EffectiveEncryption) map[string]string {
