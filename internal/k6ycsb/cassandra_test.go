@@ -67,12 +67,15 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 		t.Errorf("A plaintext: measured %.2f s; the run scenario lasts 3 s and the warm-up is not counted", got)
 	}
 	// The per-second series holds the run's whole seconds: every operation but the last
-	// partial second's, and a coefficient of variation the report can show.
+	// partial second's, and a coefficient of variation the report can show. A fresh node still
+	// speeds up during these 3 s, so the second left out can hold the most (clean-clone CI
+	// measured 725 and 1,075 in the series and 1,871 after it): the series must hold at least
+	// a third of the operations, not half.
 	var counted int64
 	for _, n := range plain.Series {
 		counted += n
 	}
-	if len(plain.Series) < 2 || plain.SeriesStepSeconds != 1 || counted > plain.Operations || 2*counted < plain.Operations {
+	if len(plain.Series) < 2 || plain.SeriesStepSeconds != 1 || counted > plain.Operations || 3*counted < plain.Operations {
 		t.Errorf("A plaintext: series %v (step %d s) of %d operations", plain.Series, plain.SeriesStepSeconds, plain.Operations)
 	}
 
