@@ -27,7 +27,12 @@ func LoadCertificate(dir string) (tls.Certificate, []byte, error) {
 	if err != nil {
 		return tls.Certificate{}, nil, err
 	}
-	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	keyPEM, err := os.ReadFile(filepath.Join(dir, "tls.key"))
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	// One read of the certificate: the pair served and the PEM pinned are the same bytes.
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return tls.Certificate{}, nil, fmt.Errorf("%s: %w", dir, err)
 	}
