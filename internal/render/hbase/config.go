@@ -89,6 +89,8 @@ type Topology struct {
 	NameNode string
 	// Replication of HDFS blocks.
 	Replication int
+	// DataNodes: how many there are.
+	DataNodes int
 	// Realm and KDC (host:port) when the profile uses Kerberos.
 	Realm, KDC string
 	Layout     Layout
@@ -261,6 +263,11 @@ func hbaseSite(c Topology, s security) map[string]string {
 		"hbase.master.info.port":       "-1",
 		"hbase.regionserver.info.port": "-1",
 		"hbase.rpc.server.impl":        "org.apache.hadoop.hbase.ipc.NettyRpcServer",
+		// A WAL that cannot reach a DataNode when it opens a new file leaves that DataNode out
+		// of every new WAL for six hours. A rolling restart makes every DataNode unreachable for
+		// a moment; with no more DataNodes than replicas, the WAL could then place no file and
+		// HBase stops writing. So it may leave out only the DataNodes the replicas can spare.
+		"hbase.regionserver.async.wal.max.exclude.datanode.count": fmt.Sprint(max(0, c.DataNodes-c.Replication)),
 	}
 	for k, v := range rpcClient(c, s.hbaseEnc()) {
 		p[k] = v

@@ -1,6 +1,7 @@
 package hbase
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -94,6 +95,22 @@ func TestProfileSettingsReachTheirKeys(t *testing.T) {
 			if !strings.Contains(files[file], w) {
 				t.Errorf("%s lacks %s", file, w)
 			}
+		}
+	}
+}
+
+// The WAL may leave out of its files only the DataNodes the replicas can spare: a rolling
+// restart makes each unreachable for a moment, and HBase then avoids it for six hours.
+func TestWALExcludesNoDataNodeTheReplicasNeed(t *testing.T) {
+	for _, tc := range []struct{ dataNodes, replication, want int }{{1, 1, 0}, {3, 3, 0}, {6, 3, 3}, {0, 3, 0}} {
+		c := topology
+		c.DataNodes, c.Replication = tc.dataNodes, tc.replication
+		files, err := Files(c, resolve(t, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := prop("hbase.regionserver.async.wal.max.exclude.datanode.count", fmt.Sprint(tc.want)); !strings.Contains(files["hbase-site.xml"], w) {
+			t.Errorf("%d DataNodes, replication %d: hbase-site.xml lacks %s", tc.dataNodes, tc.replication, w)
 		}
 	}
 }

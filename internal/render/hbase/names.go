@@ -98,7 +98,8 @@ func Replicas(ds *v1alpha1.SecuredDatastore, r Role) int32 {
 // TopologyOf is the configuration's view of a datastore in Kubernetes.
 func TopologyOf(ds *v1alpha1.SecuredDatastore, domain string) Topology {
 	n := NamesOf(ds)
-	c := Topology{NameNode: n.PodHost(NameNode, 0, domain), Replication: int(min(3, Replicas(ds, DataNode))), Layout: PodLayout}
+	dataNodes := int(Replicas(ds, DataNode))
+	c := Topology{NameNode: n.PodHost(NameNode, 0, domain), Replication: min(3, dataNodes), DataNodes: dataNodes, Layout: PodLayout}
 	for i := range int(Replicas(ds, ZooKeeper)) {
 		c.ZooKeeper = append(c.ZooKeeper, n.PodHost(ZooKeeper, i, domain))
 	}
