@@ -108,7 +108,6 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 	}
 	n.render(t)
 	n.launch(t)
-	t.Cleanup(n.stop)
 	return n
 }
 
@@ -202,8 +201,12 @@ func (n *CassandraNode) launch(t testing.TB) {
 	t.Helper()
 	cmd := n.command(filepath.Join(samples.RepoRoot(), "images", "cassandra", "bin", "cassandra"), "-f")
 	// A short ring delay: joining nodes on loopback learn the ring in well under a second.
+	extra := "-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0"
+	if quickJVM {
+		extra += " " + quickJIT // not quickGC: Cassandra chooses G1
+	}
 	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
-		"JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0",
+		"JVM_EXTRA_OPTS="+extra,
 		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), datakeys.PasswordFile), "TMPDIR="+n.Dir)
 	if n.Tunnel != nil {
 		for _, e := range vpn.Env(*n.Tunnel, filepath.Join(n.conf, cassandra.VPNAddressesFile)) {

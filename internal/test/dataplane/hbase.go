@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -135,7 +136,7 @@ func StartHBaseStandalone(t testing.TB, address string, zkPort int, security HBa
 	args := append(jvm, hbase.JDK17Options...)
 	args = append(args, "-cp", conf+":"+strings.TrimSpace(string(lib))+"/*", "org.apache.hadoop.hbase.master.HMaster", "start")
 	h := &HBaseStandalone{Address: address, ZooKeeperPort: zkPort, Security: security}
-	h.proc = startProcess(t, "HBase on "+address, exec.Command("java", args...), "Master has completed initialization", 3*time.Minute)
+	h.proc = startProcess(t, "HBase on "+address, java(context.Background(), args...), "Master has completed initialization", 3*time.Minute)
 	return h
 }
 

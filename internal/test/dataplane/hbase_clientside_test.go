@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/base64"
@@ -59,7 +60,8 @@ func TestFieldCryptInJavaMatchesTheVectors(t *testing.T) {
 	if err := os.WriteFile(tsv, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("java", "-cp", driverClasspath(t), filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "FieldCryptVectors.java"), tsv).CombinedOutput()
+	vectors := javaProgram(t, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "FieldCryptVectors.java"), driverClasspath(t))
+	out, err := java(context.Background(), vectors.args(tsv)...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), fmt.Sprintf("vectors ok %d", len(f.Vectors))) {
 		t.Fatalf("%v\n%s", err, out)
 	}

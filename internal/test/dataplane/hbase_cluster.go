@@ -72,7 +72,7 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	dir := t.TempDir()
 	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
 	c.Topology = hbase.Topology{
-		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1,
+		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1, DataNodes: 1,
 		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
 		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "trust"),
 			AtRestDir: filepath.Join(dir, "at-rest")},
@@ -87,6 +87,11 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	if kerberized {
 		c.Topology.Realm, c.Topology.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
 	}
+	for _, role := range hbase.Roles {
+		if err := os.MkdirAll(filepath.Join(dir, "tmp", string(role)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.Reconfigure(t, enc)
 	c.ConfigureClient(t, enc)
 	c.Trust(t, c.CA)
@@ -95,10 +100,10 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	t.Cleanup(func() {
 		if t.Failed() {
 			for role, p := range c.procs {
-				t.Logf("last lines of the %s:\n%s", role, tail(withoutClasspath(p.Log()), 25))
+				t.Logf("last lines of the %s before the test stopped it:\n%s", role, tail(withoutClasspath(p.LogBeforeStop()), 40))
 			}
 			if c.backup != nil {
-				t.Logf("last lines of the backup Master:\n%s", tail(withoutClasspath(c.backup.Log()), 25))
+				t.Logf("last lines of the backup Master before the test stopped it:\n%s", tail(withoutClasspath(c.backup.LogBeforeStop()), 40))
 			}
 		}
 	})
@@ -112,7 +117,7 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 		c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), service...)
 	}
 	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
-	format := exec.Command("java", c.jvm(256, hbase.NameNode, h.NameNode, "-format", "-nonInteractive")...)
+	format := java(context.Background(), c.jvm(256, hbase.NameNode, h.NameNode, "-format", "-nonInteractive")...)
 	format.Env = c.env(h.NameNode)
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("formatting HDFS: %v\n%s", err, tail(string(out), 30))
@@ -274,7 +279,10 @@ func (c *HBaseCluster) env(host string) []string {
 
 func (c *HBaseCluster) jvm(heap int, role hbase.Role, host string, args ...string) []string {
 	in := hbase.Install{Conf: filepath.Join(c.dir, "conf", string(role)), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
-	return append(hbase.JVM(in, heap, c.KDC != nil, role, host)[1:], args...)
+	// HBase's and Hadoop's scratch directories default to /tmp/hbase-$USER and
+	// /tmp/hadoop-$USER, which two clusters running at once would share.
+	tmp := "-Djava.io.tmpdir=" + filepath.Join(c.dir, "tmp", string(role))
+	return append(append([]string{tmp}, hbase.JVM(in, heap, c.KDC != nil, role, host)[1:]...), args...)
 }
 
 // start launches one process of the cluster on host, the role's process from now on.
@@ -287,7 +295,7 @@ func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap in
 
 func (c *HBaseCluster) launch(t *testing.T, role hbase.Role, host string, heap int) *process {
 	t.Helper()
-	cmd := exec.Command("java", c.jvm(heap, role, host)...)
+	cmd := java(context.Background(), c.jvm(heap, role, host)...)
 	cmd.Env = c.env(host)
 	return launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
 }
@@ -342,7 +350,10 @@ func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
 		// The table's column family encrypted, and flushed, so its HFile is on HDFS too.
 		args = append([]string{"-Dsmoke.encryption=AES", "-Dsmoke.flush=true"}, args...)
 	}
-	args = append(args, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseSmoke.java"), table, value)
+	smoke := javaProgram(t, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseSmoke.java"), c.lib+"/*")
+	// The client finds its hbase-site.xml on the classpath, before the jars'.
+	smoke.classpath = filepath.Join(c.dir, "client") + ":" + smoke.classpath
+	args = append(args, smoke.args(table, value)...)
 	if c.KDC != nil {
 		keytab := filepath.Join(c.dir, "client", "smoke.keytab")
 		c.KDC.WriteKeytab(t, keytab, clientPrinc)
@@ -350,7 +361,7 @@ func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
+	out, err := java(ctx, args...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "smoke ok") {
 		return fmt.Errorf("%v\n%s", err, tail(string(out), 40))
 	}
@@ -386,8 +397,7 @@ func (c *HBaseCluster) clientJVM() []string {
 	if c.KDC != nil {
 		jvm = append(jvm, "-Djava.security.krb5.conf="+filepath.Join(c.dir, "conf", "krb5.conf"))
 	}
-	jvm = append(jvm, hbase.JDK17Options...)
-	return append(jvm, "-cp", filepath.Join(c.dir, "client")+":"+c.lib+"/*")
+	return append(jvm, hbase.JDK17Options...)
 }
 
 // withoutClasspath drops Hadoop's start-up line listing every jar.

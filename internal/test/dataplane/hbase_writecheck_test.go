@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,11 +151,11 @@ func writecheckName(k int64) string { return "user" + strconv.FormatInt(k, 10) }
 // damage runs testdata/HBaseDamage.java against a plaintext standalone HBase.
 func damage(t *testing.T, h *HBaseStandalone, ops ...string) {
 	t.Helper()
-	args := append([]string{"-cp", driverClasspath(t)}, hbase.JDK17Options...)
-	args = append(args, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseDamage.java"), "127.0.0.1", strconv.Itoa(h.ZooKeeperPort))
+	prog := javaProgram(t, filepath.Join(samples.RepoRoot(), "internal", "test", "dataplane", "testdata", "HBaseDamage.java"), driverClasspath(t))
+	args := append(slices.Clone(hbase.JDK17Options), prog.args("127.0.0.1", strconv.Itoa(h.ZooKeeperPort))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "java", append(args, ops...)...).CombinedOutput()
+	out, err := java(ctx, append(args, ops...)...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), fmt.Sprintf("damage done %d", 3)) {
 		t.Fatalf("damaging the table: %v\n%s", err, tail(string(out), 30))
 	}

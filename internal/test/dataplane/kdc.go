@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,9 +57,9 @@ func StartKDC(t testing.TB, realm, address string, port int, principals ...strin
 	k.file = filepath.Join(k.Dir, "principals")
 	write(t, k.file, string(kerberos.PrincipalsFile(all)))
 	write(t, k.Krb5Conf(), kerberos.Krb5Conf(realm, k.Address))
-	args := []string{"-cp", strings.TrimSpace(string(lib)) + "/*", filepath.Join(samples.RepoRoot(), "images", "kdc", "Kdc.java"),
-		realm, address, fmt.Sprint(port), k.file}
-	k.proc = startProcess(t, "KDC on "+address, exec.Command("java", args...), "KDC ready", time.Minute)
+	args := javaProgram(t, filepath.Join(samples.RepoRoot(), "images", "kdc", "Kdc.java"), strings.TrimSpace(string(lib))+"/*").
+		args(realm, address, fmt.Sprint(port), k.file)
+	k.proc = startProcess(t, "KDC on "+address, java(context.Background(), args...), "KDC ready", time.Minute)
 	return k
 }
 

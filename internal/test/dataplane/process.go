@@ -21,6 +21,9 @@ type process struct {
 	exited chan struct{} // closed when its output ends
 	mu     sync.Mutex
 	log    bytes.Buffer
+	// stopped is how much it had printed when the test stopped it (0: not stopped), so a
+	// failure shows what led to it rather than the shutdown the test's end caused.
+	stopped int
 }
 
 // startProcess starts cmd and waits until it prints a line containing ready.
@@ -31,7 +34,8 @@ func startProcess(t testing.TB, what string, cmd *exec.Cmd, ready string, timeou
 	return p
 }
 
-// launch starts cmd without waiting; the test's end stops it.
+// launch starts cmd without waiting; the test's end kills it: what it would do on a graceful
+// stop (HBase's servers close their regions and WALs, up to 20 s each) matters to no check.
 func launch(t testing.TB, what string, cmd *exec.Cmd) *process {
 	t.Helper()
 	p := &process{cmd: cmd, what: what, exited: make(chan struct{})}
@@ -44,7 +48,7 @@ func launch(t testing.TB, what string, cmd *exec.Cmd) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(p.kill)
 	go func() {
 		defer close(p.exited)
 		s := bufio.NewScanner(stdout)
@@ -81,7 +85,6 @@ func (p *process) waitFor(t testing.TB, ready string, timeout time.Duration) {
 	}
 }
 
-// Log returns what the process printed so far.
 // alive reports whether the process still runs: a child it left behind (wireguard-go) can
 // keep its work going after it died, so its output ending proves nothing.
 func (p *process) alive() bool {
@@ -93,10 +96,30 @@ func (p *process) alive() bool {
 	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
 }
 
+// Log returns what the process printed so far.
 func (p *process) Log() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.log.String()
+}
+
+// LogBeforeStop returns what the process printed before the test stopped it.
+func (p *process) LogBeforeStop() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped > 0 {
+		return string(p.log.Bytes()[:p.stopped])
+	}
+	return p.log.String()
+}
+
+// markStopped records how much the process had printed, the first time it is stopped.
+func (p *process) markStopped() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped == 0 {
+		p.stopped = p.log.Len()
+	}
 }
 
 // stop ends the process group: SIGTERM, then SIGKILL after 20 s.
@@ -104,6 +127,7 @@ func (p *process) stop() {
 	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
 		return // never started, or already stopped
 	}
+	p.markStopped()
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = p.cmd.Wait(); close(done) }()
@@ -121,6 +145,7 @@ func (p *process) kill() {
 	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
 		return
 	}
+	p.markStopped()
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Wait()
 }

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -113,7 +114,7 @@ func ensembleAdmitsMembersOnly(t *testing.T, enc v1alpha1.EffectiveEncryption, m
 		issuer.WriteSecretWithKey(t, topo.Layout.TLSDir, false, hosts[i])
 		writeTrust(t, topo.Layout.TrustDir, issuer)
 		in := hbase.Install{Conf: filepath.Join(d, "conf"), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: strings.TrimSpace(string(lib))}
-		cmd := exec.Command("java", hbase.JVM(in, 128, kerberized, hbase.ZooKeeper, hosts[i])[1:]...)
+		cmd := java(context.Background(), hbase.JVM(in, 128, kerberized, hbase.ZooKeeper, hosts[i])[1:]...)
 		cmd.Env = append(os.Environ(), hbase.HostEnv+"="+hosts[i], hbase.BindEnv+"="+hosts[i])
 		return launch(t, fmt.Sprintf("ZooKeeper %d on %s", i+1, hosts[i]), cmd)
 	}
