@@ -87,11 +87,6 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	if kerberized {
 		c.Topology.Realm, c.Topology.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
 	}
-	for _, role := range hbase.Roles {
-		if err := os.MkdirAll(filepath.Join(dir, "tmp", string(role)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
 	c.Reconfigure(t, enc)
 	c.ConfigureClient(t, enc)
 	c.Trust(t, c.CA)
@@ -279,10 +274,7 @@ func (c *HBaseCluster) env(host string) []string {
 
 func (c *HBaseCluster) jvm(heap int, role hbase.Role, host string, args ...string) []string {
 	in := hbase.Install{Conf: filepath.Join(c.dir, "conf", string(role)), Resources: filepath.Join(samples.RepoRoot(), "images", "hbase", "resources"), Lib: c.lib}
-	// HBase's and Hadoop's scratch directories default to /tmp/hbase-$USER and
-	// /tmp/hadoop-$USER, which two clusters running at once would share.
-	tmp := "-Djava.io.tmpdir=" + filepath.Join(c.dir, "tmp", string(role))
-	return append(append([]string{tmp}, hbase.JVM(in, heap, c.KDC != nil, role, host)[1:]...), args...)
+	return append(hbase.JVM(in, heap, c.KDC != nil, role, host)[1:], args...)
 }
 
 // start launches one process of the cluster on host, the role's process from now on.

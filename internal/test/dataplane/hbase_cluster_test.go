@@ -220,8 +220,7 @@ func TestHBaseProfileTransitionOfSASLLevels(t *testing.T) {
 	base := hbaseProfile(t, "hbase-kerberos-authentication", nil)
 	target := hbaseProfile(t, "hbase-kerberos-authentication", &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{
 		HBaseRPCProtection: v1alpha1.ProtectionPrivacy, HadoopRPCProtection: v1alpha1.ProtectionPrivacy}})
-	inParallel(t)
-	c := StartHBaseClusterOn(t, base, HBaseHosts{KDC: "127.0.0.90", ZooKeeper: "127.0.0.91", NameNode: "127.0.0.92", DataNode: "127.0.0.93", Master: "127.0.0.94", RegionServer: "127.0.0.95"})
+	c := StartHBaseCluster(t, base)
 	if err := c.Smoke(t, "before", "v"); err != nil {
 		t.Fatalf("cluster at SASL authentication: %v", err)
 	}
