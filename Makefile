@@ -53,7 +53,7 @@ test: prereqs envtest-assets ## Run every test: the fast tier, API validation an
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -count=1 -timeout 70m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
+	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -count=1 -timeout 50m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: test-hbase
 test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS and SASL-level transitions, a Kerberos ZooKeeper ensemble, the driver's write check, a RegionServer and the active Master SIGKILLed under writes (~19 min).
