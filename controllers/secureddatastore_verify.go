@@ -51,11 +51,14 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	if v := ds.Spec.Verification; v != nil && v.Interval != nil {
 		interval = v.Interval.Duration
 	}
+	verdict := func() *metav1.Condition {
+		return meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
+	}
 	var issued time.Time
 	if c := ds.Status.Certificates; c != nil && c.NotAfter != nil {
 		issued = c.NotAfter.Time
 	}
-	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, issued, time.Now(), interval); wait > 0 {
+	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, issued, time.Now(), verify.Interval(verdict(), interval)); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
@@ -63,7 +66,7 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	if batch == nil {
 		// Under way in the probe pool, which wakes this datastore when it is done; the requeue
 		// is a safety net only.
-		if c := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified); c == nil || c.Status == metav1.ConditionUnknown {
+		if c := verdict(); c == nil || c.Status == metav1.ConditionUnknown {
 			setCondition(&ds.Status.Conditions, ds.Generation, v1alpha1.ConditionEncryptionVerified, metav1.ConditionUnknown, v1alpha1.ReasonProbePending,
 				fmt.Sprintf("probing %d endpoints", len(endpoints)))
 		}
@@ -107,7 +110,7 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, worst, "ProbeWire", "%s", msg)
 		}
 	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	return ctrl.Result{RequeueAfter: verify.Interval(verdict(), interval)}, nil
 }
 
 // withIdentities asks every endpoint to prove it is its pod, host(pod) by name, with a

@@ -158,8 +158,10 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	serveCell(t, "st-c2", "127.0.0.93", 7293)
 	g.Eventually(func(g Gomega) {
 		st := getStudy(g, "st")
-		g.Expect(cellOf(g, st, "st-plain-on-1").State).To(Equal(v1alpha1.CellMeasuring))
-		g.Expect(cellOf(g, st, "st-tls-on-1").State).To(Equal(v1alpha1.CellMeasuring))
+		for _, name := range []string{"st-plain-on-1", "st-tls-on-1"} {
+			c := cellOf(g, st, name)
+			g.Expect(c.State).To(Equal(v1alpha1.CellMeasuring), "cell %s: %s", name, c.Reason)
+		}
 		d := cellOf(g, st, "st-drift-on-1")
 		g.Expect(d.State).To(Equal(v1alpha1.CellFailed))
 		g.Expect(d.Reason).To(ContainSubstring("the wire does not match the profile (EncryptionVerified=False CipherSuiteDrift"))

@@ -92,7 +92,11 @@ type Result struct {
 	Chain       []*x509.Certificate
 	// PlaintextAccepted is nil when not tested.
 	PlaintextAccepted *bool
-	Duration          time.Duration
+	// Unanswered lists the protocol versions whose ClientHellos got no answer in time, even when
+	// offered again: a silent endpoint refused nothing (a JVM starved of CPU is silent too), so
+	// which suites it accepts at those versions is unknown, and Versions and Suites may lack some.
+	Unanswered []uint16
+	Duration   time.Duration
 }
 
 // SuiteNames lists every accepted suite's IANA name, across versions, without duplicates.
@@ -114,9 +118,14 @@ func (r Result) SuiteNames() []string {
 }
 
 // VersionNames lists accepted versions in JSSE spelling.
-func (r Result) VersionNames() []string {
-	out := make([]string, len(r.Versions))
-	for i, v := range r.Versions {
+func (r Result) VersionNames() []string { return versionNames(r.Versions) }
+
+// UnansweredNames lists the versions whose ClientHellos got no answer, in JSSE spelling.
+func (r Result) UnansweredNames() []string { return versionNames(r.Unanswered) }
+
+func versionNames(versions []uint16) []string {
+	out := make([]string, len(versions))
+	for i, v := range versions {
 		out[i] = crypto.ProtocolName(v)
 	}
 	return out
@@ -161,10 +170,14 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if accepted := p.acceptedSuites(ctx, v, offer); len(accepted) > 0 {
-				mu.Lock()
+			accepted, answered := p.acceptedSuites(ctx, v, offer)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(accepted) > 0 {
 				res.Suites[v] = accepted
-				mu.Unlock()
+			}
+			if !answered {
+				res.Unanswered = append(res.Unanswered, v)
 			}
 		}()
 	}
@@ -180,6 +193,7 @@ func Scan(ctx context.Context, address string, opts Options) (Result, error) {
 		}()
 	}
 	wg.Wait()
+	slices.Sort(res.Unanswered)
 	for _, v := range opts.Versions {
 		if len(res.Suites[v]) > 0 {
 			slices.Sort(res.Suites[v])
@@ -223,41 +237,61 @@ func (p *prober) dial(ctx context.Context) (net.Conn, error) {
 // accepts any offered suite chooses one of them, so offering all that are left and taking out
 // the chosen one until the server refuses finds the same set as offering each suite alone, in
 // one handshake per accepted suite and one more, not one per suite: about 390 handshakes per
-// endpoint before, each a refusal in the server's log.
-func (p *prober) acceptedSuites(ctx context.Context, version uint16, offer []uint16) []uint16 {
+// endpoint before, each a refusal in the server's log. answered is false when a ClientHello got
+// no answer twice in a row: the set is then incomplete, and silence must not pass for refusal.
+func (p *prober) acceptedSuites(ctx context.Context, version uint16, offer []uint16) (accepted []uint16, answered bool) {
 	offer = slices.Clone(offer)
-	var accepted []uint16
 	for len(offer) > 0 {
-		chosen, ok := p.choose(ctx, version, offer)
+		chosen, r := p.choose(ctx, version, offer)
+		if r == silent {
+			chosen, r = p.choose(ctx, version, offer)
+		}
 		i := slices.Index(offer, chosen)
-		if !ok || i < 0 { // refused, or chose what was not offered: nothing more to believe
-			break
+		switch {
+		case r == silent:
+			return accepted, false
+		case r == refused || i < 0: // refused, or chose what was not offered: nothing more to believe
+			return accepted, true
 		}
 		accepted = append(accepted, chosen)
 		offer = slices.Delete(offer, i, i+1)
 	}
-	return accepted
+	return accepted, true
 }
 
+// reply is how a server answered a ClientHello.
+type reply int
+
+const (
+	chose reply = iota
+	refused
+	// silent: no connection or no answer before the deadline; tells nothing.
+	silent
+)
+
 // choose offers suites at exactly one version and returns the suite the server chose.
-func (p *prober) choose(ctx context.Context, version uint16, suites []uint16) (uint16, bool) {
+func (p *prober) choose(ctx context.Context, version uint16, suites []uint16) (uint16, reply) {
 	hello, err := clientHello(p.opts.ServerName, version, suites)
 	if err != nil {
-		return 0, false
+		return 0, refused
 	}
 	conn, err := p.dial(ctx)
 	if err != nil {
-		return 0, false
+		return 0, silent
 	}
 	defer conn.Close()
 	if _, err := conn.Write(hello); err != nil {
-		return 0, false
+		return 0, refused // closed while we wrote
 	}
 	sh, err := readServerHello(conn)
-	if err != nil || sh.Version != version {
-		return 0, false
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return 0, silent
+	case err != nil || sh.Version != version:
+		return 0, refused
 	}
-	return sh.CipherSuite, true
+	return sh.CipherSuite, chose
 }
 
 // cqlPlaintext sends a CQL v4 OPTIONS frame; a server that accepts plaintext answers SUPPORTED.
@@ -272,16 +306,23 @@ func (p *prober) cqlPlaintext(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	var hdr [9]byte
-	if n, _ := io.ReadFull(conn, hdr[:]); n < 5 {
+	n, err := io.ReadFull(conn, hdr[:])
+	var ne net.Error
+	switch {
+	case n < 5 && errors.As(err, &ne) && ne.Timeout():
+		// Silence is no refusal: a port too busy to answer in time may well accept plaintext.
+		return false, ErrUnresponsive
+	case n < 5:
 		// A TLS-only port closes or answers with a TLS alert: plaintext refused.
 		return false, nil
 	}
 	return hdr[0]&0x80 != 0 && hdr[4] == 0x06, nil // response bit set, opcode SUPPORTED
 }
 
-// ErrUnresponsive: the endpoint answered neither the plaintext greeting nor malformed bytes in
-// time, so its silence to the greeting tells nothing (a process starting or starved of CPU).
-var ErrUnresponsive = errors.New("the endpoint answered neither a plaintext greeting nor malformed bytes in time")
+// ErrUnresponsive: the endpoint did not answer the plaintext test in time (for a greeting: it
+// answered neither the greeting nor malformed bytes), so its silence tells nothing (a process
+// starting or starved of CPU).
+var ErrUnresponsive = errors.New("the endpoint did not answer the plaintext test in time")
 
 // malformed is no TLS record (content type 0) and no protocol's greeting: every listener, TLS
 // or plaintext, rejects it at once.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,6 +122,29 @@ func TestScanNeedsAHandshakePerAcceptedSuite(t *testing.T) {
 		t.Errorf("%d connections for a scan, want at most 11", n)
 	} else {
 		t.Logf("%d connections for a scan", n)
+	}
+}
+
+// A server too busy to answer the ClientHellos of one version within the deadline has refused
+// nothing: the scan says that version went unanswered instead of reporting it, and its suites,
+// as refused. The stand-in stalls for TLS 1.3 only, as a JVM starved of CPU may at any moment.
+func TestScanTellsSilenceFromRefusal(t *testing.T) {
+	cert := serverCert(t, false).TLS
+	addr := goServer(t, &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		if slices.Equal(hello.SupportedVersions, []uint16{tls.VersionTLS13}) {
+			time.Sleep(time.Second)
+		}
+		return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	}})
+	res, err := Scan(context.Background(), addr, Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.VersionNames(); !reflect.DeepEqual(got, []string{"TLSv1.2"}) {
+		t.Errorf("versions %v, want [TLSv1.2]", got)
+	}
+	if got := res.UnansweredNames(); !reflect.DeepEqual(got, []string{"TLSv1.3"}) {
+		t.Errorf("unanswered %v, want [TLSv1.3]: TLS 1.0 and 1.1 were refused, TLS 1.3 was never answered", got)
 	}
 }
 
@@ -273,6 +297,11 @@ func TestCQLPlaintextDetection(t *testing.T) {
 	p = &prober{address: goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}}), opts: Options{Timeout: time.Second}}
 	if ok, err := p.cqlPlaintext(context.Background()); err != nil || ok {
 		t.Errorf("TLS-only port: got %v, %v", ok, err)
+	}
+	// A port that reads the frame and answers nothing may accept plaintext: untested, not refused.
+	p = &prober{address: greetingListener(t, make([]byte, 9), true), opts: Options{Timeout: time.Second}}
+	if ok, err := p.cqlPlaintext(context.Background()); !errors.Is(err, ErrUnresponsive) || ok {
+		t.Errorf("a port that answers nothing: got %v, %v; want %v", ok, err, ErrUnresponsive)
 	}
 }
 

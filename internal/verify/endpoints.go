@@ -88,6 +88,22 @@ func hostPort(p corev1.Pod, port int) string {
 // a minute or two rather than at the next periodic probe.
 const ReloadRecheck = 30 * time.Second
 
+// InconclusiveRecheck is how soon the wire is probed again after a verdict that decided
+// nothing (an endpoint unreachable, or too busy to answer every question in time): a node that
+// restarts or is starved of CPU answers a little later, and a study waits on the verdict.
+const InconclusiveRecheck = 30 * time.Second
+
+// Interval is how long the verdict verified (the EncryptionVerified condition, nil before the
+// first) stands before the wire is probed again: the configured interval, or at most
+// InconclusiveRecheck after an inconclusive one.
+func Interval(verified *metav1.Condition, configured time.Duration) time.Duration {
+	if verified != nil && verified.Status == metav1.ConditionFalse &&
+		(verified.Reason == v1alpha1.ReasonUnreachable || verified.Reason == v1alpha1.ReasonProbeIncomplete) {
+		return min(configured, InconclusiveRecheck)
+	}
+	return configured
+}
+
 // Due returns 0 when the endpoints must be probed now (never probed, a different set of
 // endpoints, a container (re)started since the last probe, or the interval passed), else how
 // long until the next probe: the periodic one, or sooner while an endpoint was last seen

@@ -83,6 +83,28 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// A verdict that decided nothing is retried within InconclusiveRecheck, not at the next
+// periodic probe; a decided one, passed or failed, stands for the configured interval.
+func TestInterval(t *testing.T) {
+	for _, tc := range []struct {
+		verified *metav1.Condition
+		want     time.Duration
+	}{
+		{nil, 5 * time.Minute},
+		{&metav1.Condition{Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonVerified}, 5 * time.Minute},
+		{&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonCipherSuiteDrift}, 5 * time.Minute},
+		{&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonProbeIncomplete}, InconclusiveRecheck},
+		{&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonUnreachable}, InconclusiveRecheck},
+	} {
+		if got := Interval(tc.verified, 5*time.Minute); got != tc.want {
+			t.Errorf("after %+v: %v, want %v", tc.verified, got, tc.want)
+		}
+	}
+	if got := Interval(&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonUnreachable}, 10*time.Second); got != 10*time.Second {
+		t.Errorf("a configured interval shorter than the recheck: %v", got)
+	}
+}
+
 func TestDue(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
 	eps := []Endpoint{{Channel: ChannelClientToNode, Address: "10.0.0.1:9042"}, {Channel: ChannelNodeToNode, Address: "10.0.0.1:7000"}}

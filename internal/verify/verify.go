@@ -34,6 +34,8 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 	}
 
 	if want.Mode == v1alpha1.ChannelDisabled {
+		// Unanswered ClientHellos are no doubt here: a plaintext listener may wait in silence
+		// for the rest of its own protocol's greeting.
 		if len(got.Versions) > 0 {
 			add(v1alpha1.ReasonProtocolDrift, "TLS is Disabled but the endpoint accepts %s", strings.Join(got.VersionNames(), ", "))
 		}
@@ -56,11 +58,19 @@ func Compare(want v1alpha1.EffectiveChannel, got probe.Result, scanErr error) Fi
 	for i, p := range want.Protocols {
 		wantVersions[i] = string(p)
 	}
-	if extra, missing := diff(got.VersionNames(), wantVersions); len(extra)+len(missing) > 0 {
-		add(v1alpha1.ReasonProtocolDrift, "protocols%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
+	extraVersions, missingVersions := diff(got.VersionNames(), wantVersions)
+	extraSuites, missingSuites := diff(got.SuiteNames(), want.CipherSuites)
+	if len(got.Unanswered) > 0 {
+		// What the endpoint accepted is known; what it refuses is not.
+		add(v1alpha1.ReasonProbeIncomplete, "ClientHellos at %s got no answer in time, twice, so what the endpoint accepts there is unknown",
+			strings.Join(got.UnansweredNames(), ", "))
+		missingVersions, missingSuites = nil, nil
 	}
-	if extra, missing := diff(got.SuiteNames(), want.CipherSuites); len(extra)+len(missing) > 0 {
-		add(v1alpha1.ReasonCipherSuiteDrift, "cipher suites%s%s", describe(" also accepts ", extra), describe(" refuses ", missing))
+	if len(extraVersions)+len(missingVersions) > 0 {
+		add(v1alpha1.ReasonProtocolDrift, "protocols%s%s", describe(" also accepts ", extraVersions), describe(" refuses ", missingVersions))
+	}
+	if len(extraSuites)+len(missingSuites) > 0 {
+		add(v1alpha1.ReasonCipherSuiteDrift, "cipher suites%s%s", describe(" also accepts ", extraSuites), describe(" refuses ", missingSuites))
 	}
 	if want.ClientAuth == v1alpha1.ClientAuthRequired && got.ClientAuthRequired != nil && !*got.ClientAuthRequired {
 		add(v1alpha1.ReasonClientAuthNotEnforced, "client certificates are Required but the endpoint completes handshakes without one")

@@ -30,6 +30,12 @@ func observed(versions []uint16, suites []uint16, clientAuth, plaintext *bool) p
 	return r
 }
 
+// silentAt marks versions whose ClientHellos the endpoint left unanswered.
+func silentAt(r probe.Result, versions ...uint16) probe.Result {
+	r.Unanswered = versions
+	return r
+}
+
 var pinned13 = v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: []v1alpha1.TLSProtocol{"TLSv1.3"},
 	CipherSuites: []string{"TLS_AES_128_GCM_SHA256"}, ClientAuth: v1alpha1.ClientAuthRequired}
 
@@ -42,30 +48,37 @@ func TestCompare(t *testing.T) {
 		err      error
 		reason   string
 		contains string
+		lacks    string // a sentence the differences must not hold
 	}{
-		{"exact", pinned13, observed(tls13, []uint16{0x1301}, ptr(true), ptr(false)), nil, v1alpha1.ReasonVerified, ""},
+		{"exact", pinned13, observed(tls13, []uint16{0x1301}, ptr(true), ptr(false)), nil, v1alpha1.ReasonVerified, "", ""},
 		{"BoringSSL ignores the TLS 1.3 list", pinned13, observed(tls13, []uint16{0x1301, 0x1302, 0x1303}, ptr(true), ptr(false)), nil,
-			v1alpha1.ReasonCipherSuiteDrift, "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256"},
+			v1alpha1.ReasonCipherSuiteDrift, "also accepts TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256", ""},
 		{"TLS 1.2 too", pinned13, observed([]uint16{crypto.VersionTLS12, crypto.VersionTLS13}, []uint16{0x1301, 0xC02F}, ptr(true), ptr(false)), nil,
-			v1alpha1.ReasonProtocolDrift, "also accepts TLSv1.2"},
+			v1alpha1.ReasonProtocolDrift, "also accepts TLSv1.2", ""},
 		{"plaintext wins over suite drift", pinned13, observed(tls13, []uint16{0x1301, 0x1302}, ptr(true), ptr(true)), nil,
-			v1alpha1.ReasonPlaintextAccepted, "accepts plaintext"},
-		{"no client auth", pinned13, observed(tls13, []uint16{0x1301}, ptr(false), ptr(false)), nil, v1alpha1.ReasonClientAuthNotEnforced, "without one"},
-		{"unreachable", pinned13, probe.Result{Address: "10.0.0.1:9042"}, errors.New("connection refused"), v1alpha1.ReasonUnreachable, "connection refused"},
+			v1alpha1.ReasonPlaintextAccepted, "accepts plaintext", ""},
+		{"no client auth", pinned13, observed(tls13, []uint16{0x1301}, ptr(false), ptr(false)), nil, v1alpha1.ReasonClientAuthNotEnforced, "without one", ""},
+		{"unreachable", pinned13, probe.Result{Address: "10.0.0.1:9042"}, errors.New("connection refused"), v1alpha1.ReasonUnreachable, "connection refused", ""},
 		{"optional accepts plaintext", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelOptional, Protocols: pinned13.Protocols, CipherSuites: pinned13.CipherSuites},
-			observed(tls13, []uint16{0x1301}, nil, ptr(true)), nil, v1alpha1.ReasonVerified, ""},
+			observed(tls13, []uint16{0x1301}, nil, ptr(true)), nil, v1alpha1.ReasonVerified, "", ""},
 		{"disabled but TLS answers", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
-			observed(tls13, []uint16{0x1301}, nil, nil), nil, v1alpha1.ReasonProtocolDrift, "Disabled"},
+			observed(tls13, []uint16{0x1301}, nil, nil), nil, v1alpha1.ReasonProtocolDrift, "Disabled", ""},
 		{"plaintext not tested is not refused", pinned13, observed(tls13, []uint16{0x1301}, ptr(true), nil), nil,
-			v1alpha1.ReasonProbeIncomplete, "whether the endpoint accepts plaintext could not be tested"},
+			v1alpha1.ReasonProbeIncomplete, "whether the endpoint accepts plaintext could not be tested", ""},
 		{"plaintext not tested on an Optional channel", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelOptional, Protocols: pinned13.Protocols, CipherSuites: pinned13.CipherSuites},
-			observed(tls13, []uint16{0x1301}, nil, nil), nil, v1alpha1.ReasonProbeIncomplete, "TLS is Optional"},
+			observed(tls13, []uint16{0x1301}, nil, nil), nil, v1alpha1.ReasonProbeIncomplete, "TLS is Optional", ""},
 		{"client auth not tested is not enforced", pinned13, observed(tls13, []uint16{0x1301}, nil, ptr(false)), nil,
-			v1alpha1.ReasonProbeIncomplete, "no full handshake"},
+			v1alpha1.ReasonProbeIncomplete, "no full handshake", ""},
 		{"plaintext accepted outranks an incomplete probe", pinned13, observed(tls13, []uint16{0x1301}, nil, ptr(true)), nil,
-			v1alpha1.ReasonPlaintextAccepted, "accepts plaintext"},
+			v1alpha1.ReasonPlaintextAccepted, "accepts plaintext", ""},
 		{"suite refused", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelRequired, Protocols: pinned13.Protocols, CipherSuites: []string{"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"}},
-			observed(tls13, []uint16{0x1301}, nil, ptr(false)), nil, v1alpha1.ReasonCipherSuiteDrift, "refuses TLS_AES_256_GCM_SHA384"},
+			observed(tls13, []uint16{0x1301}, nil, ptr(false)), nil, v1alpha1.ReasonCipherSuiteDrift, "refuses TLS_AES_256_GCM_SHA384", ""},
+		{"silence is no refusal", pinned13, silentAt(observed(nil, nil, nil, ptr(false)), crypto.VersionTLS13), nil,
+			v1alpha1.ReasonProbeIncomplete, "ClientHellos at TLSv1.3 got no answer", "refuses"},
+		{"what answered is judged beside the silence", pinned13, silentAt(observed([]uint16{crypto.VersionTLS12}, []uint16{0xC02F}, ptr(true), ptr(false)), crypto.VersionTLS13), nil,
+			v1alpha1.ReasonProbeIncomplete, "protocols also accepts TLSv1.2", "refuses"},
+		{"a plaintext listener may keep silent to a ClientHello", v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
+			silentAt(observed(nil, nil, nil, nil), crypto.VersionTLS12, crypto.VersionTLS13), nil, v1alpha1.ReasonVerified, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Compare(tc.want, tc.got, tc.err)
@@ -74,6 +87,9 @@ func TestCompare(t *testing.T) {
 			}
 			if tc.contains != "" && !strings.Contains(strings.Join(f.Differences, "; "), tc.contains) {
 				t.Errorf("differences %v do not mention %q", f.Differences, tc.contains)
+			}
+			if tc.lacks != "" && strings.Contains(strings.Join(f.Differences, "; "), tc.lacks) {
+				t.Errorf("differences %v say %q", f.Differences, tc.lacks)
 			}
 		})
 	}
