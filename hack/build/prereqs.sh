@@ -5,7 +5,8 @@
 # Central jars), tcpdump (the confidentiality canary captures loopback traffic; it needs
 # root or CAP_NET_RAW), Prometheus (benchmark clients remote-write to it), and for the VPN
 # tests iproute2 (network namespaces), WireGuard's tools and wireguard-go, OpenVPN, nftables
-# (the sidecar's underlay rule) and iperf3 (tunnel throughput); Chromium opens the HTML study
+# (the sidecar's underlay rule) and iperf3 (tunnel throughput); e2fsprogs (the encrypted-volume
+# tests make ext4 filesystems on loop devices) and fio (make bench-storage); Chromium opens the HTML study
 # report headless to check its charts are drawn; python3's venv holds Checkov, the manifest
 # policy scanner. Go 1.26 itself must already be
 # installed; Debian's golang package is too old for this module.
@@ -27,6 +28,8 @@ command -v wireguard-go >/dev/null || need+=(wireguard-go)
 command -v openvpn >/dev/null || need+=(openvpn)
 command -v nft >/dev/null || need+=(nftables)
 command -v iperf3 >/dev/null || need+=(iperf3)
+command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
+command -v fio >/dev/null || need+=(fio)
 command -v chromium >/dev/null || need+=(chromium)
 # Checkov (hack/build/checkov.sh) installs into a virtualenv.
 { command -v python3 && python3 -c 'import venv, ensurepip'; } >/dev/null 2>&1 || need+=(python3 python3-venv)

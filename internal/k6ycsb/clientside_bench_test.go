@@ -90,8 +90,8 @@ func BenchmarkClientSide(b *testing.B) {
 			if p == 0 {
 				row += fmt.Sprintf("baseline | %.0f | baseline |", stats.Median(perCPU[p]))
 			} else {
-				row += overhead(stats.ComparePaired(throughput[0], throughput[p])) + fmt.Sprintf(" | %.0f | ", stats.Median(perCPU[p])) +
-					overhead(stats.ComparePaired(perCPU[0], perCPU[p])) + " |"
+				row += stats.ComparePaired(throughput[0], throughput[p]).Summary() + fmt.Sprintf(" | %.0f | ", stats.Median(perCPU[p])) +
+					stats.ComparePaired(perCPU[0], perCPU[p]).Summary() + " |"
 			}
 			fmt.Fprintln(&report, row)
 		}
@@ -105,17 +105,4 @@ func BenchmarkClientSide(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// overhead writes a paired comparison as "12.3% [8.1, 15.0], p 0.03", or says that no
-// difference was found when the interval holds zero.
-func overhead(c stats.Comparison) string {
-	if !c.HasCI {
-		return fmt.Sprintf("%.1f%% (too few rounds for an interval)", 100*c.Overhead)
-	}
-	s := fmt.Sprintf("%.1f%% [%.1f, %.1f], p %.3f", 100*c.Overhead, 100*c.CI.Low, 100*c.CI.High, c.Test.P)
-	if c.CI.Low <= 0 && c.CI.High >= 0 {
-		s += ": no difference found"
-	}
-	return s
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -204,5 +205,29 @@ func TestParetoFrontier(t *testing.T) {
 	want := []string{"plaintext", "tls13-gcm"}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("frontier %v, want %v", got, want)
+	}
+}
+
+// A report says "no difference found" exactly when the interval holds zero, and gives no
+// interval where the rounds are too few for one.
+func TestSummarySaysWhenNoDifferenceWasFound(t *testing.T) {
+	base := []float64{100, 102, 98, 101, 99, 100}
+	for _, tc := range []struct {
+		name string
+		cell []float64
+		want string
+	}{
+		{"slower every round", []float64{80, 81, 79, 80, 80, 79}, "20.1% [19.2, 21.0], p 0.031"},
+		{"as fast", []float64{101, 101, 97, 100, 100, 101}, ": no difference found"},
+	} {
+		if got := ComparePaired(base, tc.cell).Summary(); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want it to hold %q", tc.name, got, tc.want)
+		}
+	}
+	if got := ComparePaired(base[:2], []float64{80, 81}).Summary(); got != "20.3% (too few rounds for an interval)" {
+		t.Errorf("two rounds: %q", got)
+	}
+	if got := ComparePaired(base, []float64{80, 81, 79, 80, 80, 79}).Summary(); strings.Contains(got, "no difference") {
+		t.Errorf("a clear overhead: %q", got)
 	}
 }

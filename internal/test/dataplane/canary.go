@@ -2,10 +2,12 @@ package dataplane
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,4 +179,33 @@ func ClientKeys(t testing.TB, c fieldcrypt.Cipher, s fieldcrypt.Signature) strin
 		}
 	}
 	return dir
+}
+
+// OnDevice reports whether marker is anywhere on the device image, read as the disk holds it:
+// in files, in free blocks, in the journal.
+func OnDevice(t testing.TB, image, marker string) bool {
+	t.Helper()
+	f, err := os.Open(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := []byte(marker)
+	buf := make([]byte, 4<<20)
+	kept := 0 // the tail of the last read, where a marker may have begun
+	for {
+		n, err := f.Read(buf[kept:])
+		filled := kept + n
+		if bytes.Contains(buf[:filled], want) {
+			return true
+		}
+		if err == io.EOF {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("reading %s: %v", image, err)
+		}
+		kept = min(len(want)-1, filled)
+		copy(buf, buf[filled-kept:filled])
+	}
 }

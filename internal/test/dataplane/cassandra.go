@@ -62,6 +62,9 @@ type Node struct {
 	// address as it does in a pod; Seeds are then tunnel addresses.
 	Tunnel *vpn.Plan
 	Name   string
+	// DataDir: the node's data directory, as a pod mounts its data volume there (an encrypted
+	// volume's, say); defaults to a directory of the node's own.
+	DataDir string
 }
 
 // NativeAddress is the node's CQL endpoint.
@@ -90,8 +93,11 @@ func StartCassandra(t testing.TB, node Node) *CassandraNode {
 		t.Fatalf("resolving Cassandra jars: %v", err)
 	}
 	dir := t.TempDir()
+	if node.DataDir == "" {
+		node.DataDir = filepath.Join(dir, "data")
+	}
 	n := &CassandraNode{Node: node, Dir: dir, conf: filepath.Join(dir, "conf"), home: filepath.Join(dir, "home")}
-	for _, d := range []string{n.home, n.conf, filepath.Join(dir, "data"), filepath.Join(dir, "log")} {
+	for _, d := range []string{n.home, n.conf, node.DataDir, filepath.Join(dir, "log")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +169,7 @@ func (n *CassandraNode) Restart(t testing.TB, step cassandra.Step) {
 func (n *CassandraNode) render(t testing.TB) {
 	t.Helper()
 	topo := cassandra.Topology{ClusterName: "dataplane", Datacenter: "dc1", Seeds: n.Seeds,
-		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: filepath.Join(n.Dir, "data"), TLSDir: n.TLSDir(), AtRestDir: n.AtRestDir()},
+		ListenAddress: n.Address, RPCAddress: n.Address, Layout: cassandra.Layout{DataDir: n.DataDir, TLSDir: n.TLSDir(), AtRestDir: n.AtRestDir()},
 		PasswordAuthentication: n.PasswordAuthentication, CertificateAuthentication: n.CertificateAuthentication, AtRestKeys: n.atRestKeys}
 	if n.Tunnel != nil {
 		// The launcher sets both addresses, the tunnel's from the address table and the
@@ -205,7 +211,7 @@ func (n *CassandraNode) launch(t testing.TB) {
 	if quickJVM {
 		extra += " " + quickJIT // not quickGC: Cassandra chooses G1
 	}
-	cmd.Env = append(n.env(), "CASSANDRA_DATA="+filepath.Join(n.Dir, "data"), "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
+	cmd.Env = append(n.env(), "CASSANDRA_DATA="+n.DataDir, "CASSANDRA_LOG_DIR="+filepath.Join(n.Dir, "log"),
 		"JVM_EXTRA_OPTS="+extra,
 		cassandra.AtRestPasswordFileVariable+"="+filepath.Join(n.AtRestDir(), datakeys.PasswordFile), "TMPDIR="+n.Dir)
 	if n.Tunnel != nil {

@@ -51,10 +51,10 @@ func TestEngineAtRestEncryptsTheCommitLog(t *testing.T) {
 	// The encrypted commit log reaches the disk at each periodic sync (commitlog_sync_period,
 	// 10 s); the plain one is a mapped file the page cache shows at once.
 	time.Sleep(12 * time.Second)
-	if found := OnDisk(t, filepath.Join(plain.Dir, "data", "commitlog"), marker); len(found) == 0 {
+	if found := OnDisk(t, filepath.Join(plain.DataDir, "commitlog"), marker); len(found) == 0 {
 		t.Fatal("the marker is not in the plain node's commit log: the canary cannot see a value in clear")
 	}
-	if found := OnDisk(t, filepath.Join(sealed.Dir, "data"), marker); len(found) > 0 {
+	if found := OnDisk(t, sealed.DataDir, marker); len(found) > 0 {
 		t.Fatalf("the marker is in clear on the encrypted node's disk: %v", found)
 	}
 
@@ -90,7 +90,7 @@ func TestEngineAtRestEncryptsTheCommitLog(t *testing.T) {
 	if out, err := sealed.Nodetool("flush", "canary"); err != nil {
 		t.Fatalf("nodetool flush: %v\n%s", err, out)
 	}
-	found := OnDisk(t, filepath.Join(sealed.Dir, "data", "data"), marker)
+	found := OnDisk(t, filepath.Join(sealed.DataDir, "data"), marker)
 	if len(found) == 0 {
 		t.Fatal("after a flush the marker is not in the SSTables: has Cassandra started encrypting them? Update the assessment and this test")
 	}
