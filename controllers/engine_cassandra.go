@@ -96,8 +96,13 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 // without a restart.
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
+	if e.applied != nil && cassandra.EncryptsVolume(e.applied.Encryption) != cassandra.EncryptsVolume(s.resolution.Effective) {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVolumeEncryptionChangeUnsupported, "spec.encryption.atRest.volume cannot change on a running datastore: "+
+			"the data on its volumes would stay as it was written (in clear, or readable only with the volume key). Restore the previous atRest settings (or profile), "+
+			"or create a new datastore with the new profile and move the data to it")
+	}
 	if encryptsAtRest(&e.step.Encryption) || (e.applied != nil && encryptsAtRest(&e.applied.Encryption)) {
-		if err := r.ensureAtRestKeys(ctx, ds); err != nil {
+		if err := r.ensureAtRestKeys(ctx, ds, cassandra.EncryptsVolume(e.step.Encryption)); err != nil {
 			return ctrl.Result{}, err
 		}
 		e.atRestKeys = true
@@ -175,6 +180,7 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 	c := cassandra.Cluster{
 		Datastore: ds, Step: e.step, Image: ds.Spec.Image, ClusterDomain: r.Options.clusterDomain(), OperatorNamespace: r.Options.Namespace,
 		FeatureLabelPrefix: r.Options.FeatureLabelPrefix, VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer(), Tunnel: e.tunnel,
+		VolumeEncryptionImage: r.Options.VolumeEncryptionImage,
 	}
 	if c.Image == "" {
 		c.Image = r.Options.CassandraImage

@@ -179,7 +179,7 @@ func (e *hbaseEngine) updated(sts, want *appsv1.StatefulSet) bool {
 func (e *hbaseEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
 	if encryptsAtRest(&e.step) || encryptsAtRest(e.applied) {
-		if err := r.ensureAtRestKeys(ctx, ds); err != nil {
+		if err := r.ensureAtRestKeys(ctx, ds, false); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -7,22 +7,26 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/datakeys"
 )
 
-// encryptsAtRest: the encryption runs the datastore's own encryption of its files.
+// encryptsAtRest: the encryption runs the datastore's own encryption of its files, or encrypts
+// its volumes; both take their keys from the at-rest Secret.
 func encryptsAtRest(enc *v1alpha1.EffectiveEncryption) bool {
-	return enc != nil && enc.AtRest != nil && enc.AtRest.Engine != nil
+	return enc != nil && enc.AtRest != nil && (enc.AtRest.Engine != nil || enc.AtRest.Volume != nil)
 }
 
 // ensureAtRestKeys makes the at-rest keystore once, in the Secret <name>-at-rest-keys
 // (internal/render/datakeys: a 128-bit and a 256-bit AES key, the keystore's password). Like the
 // logins, the Secret has no owner reference, because what was encrypted with these keys lives
 // on volumes that outlive the datastore object; and the operator never replaces a key, because
-// what was written with it could not be read again.
-func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v1alpha1.SecuredDatastore) error {
+// what was written with it could not be read again. With volume, the Secret also holds the volume
+// key: one made without it gains it, which is safe because nothing can have been encrypted
+// under a key that did not exist.
+func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v1alpha1.SecuredDatastore, volume bool) error {
 	name := datakeys.AtRestSecret(ds)
 	sec, err := r.ownedSecret(ctx, ds, name)
 	if err != nil {
@@ -35,11 +39,28 @@ func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v
 					"or, for a datastore without data, delete the Secret and the operator makes new keys",
 				name, strings.Join(missing, " and ")))
 		}
+		if volume && len(sec.Data[datakeys.VolumeKeyFile]) == 0 {
+			key, err := datakeys.VolumeKey(nil)
+			if err != nil {
+				return fmt.Errorf("making the volume key: %w", err)
+			}
+			patch := client.MergeFrom(sec.DeepCopy())
+			sec.Data[datakeys.VolumeKeyFile] = key
+			if err := r.Client.Patch(ctx, sec, patch); err != nil {
+				return fmt.Errorf("adding the volume key to Secret %s: %w", name, err)
+			}
+			r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "VolumeKeyAdded", "Reconcile", "added the volume key to Secret %s", name)
+		}
 		return nil
 	}
 	data, err := datakeys.AtRestData(nil)
 	if err != nil {
 		return fmt.Errorf("making the at-rest keystore: %w", err)
+	}
+	if volume {
+		if data[datakeys.VolumeKeyFile], err = datakeys.VolumeKey(nil); err != nil {
+			return fmt.Errorf("making the volume key: %w", err)
+		}
 	}
 	sec = &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: datastoreLabels(ds)},

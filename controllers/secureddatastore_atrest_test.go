@@ -120,3 +120,36 @@ func keySecret(t *testing.T, key client.ObjectKey) *corev1.Secret {
 	g.Expect(sec.OwnerReferences).To(BeEmpty(), "Secret %s has an owner: the keys would go with the datastore object while the data stays", key.Name)
 	return sec
 }
+
+// An encrypted volume: the at-rest Secret gains the volume key, every node's pod runs the init
+// container that encrypts its data volume (with that key alone mounted) and Cassandra's data
+// directories lie below the encrypted one; the profile's assessment says what it protects from.
+// Turned off on the running datastore, the change is refused and the pods keep the encryption.
+func TestEncryptedVolumeIsPreparedBeforeCassandraAndNeverDropped(t *testing.T) {
+	g := NewWithT(t)
+	profile := plaintextProfile("ds-test-volume")
+	profile.Spec.AtRest = &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}
+	create(t, profile)
+	create(t, plaintextProfile("ds-test-volume-off"))
+	ds := datastore("vault", profile.Name)
+	create(t, ds)
+	sec := keySecret(t, client.ObjectKey{Namespace: ds.Namespace, Name: "vault-at-rest-keys"})
+	g.Expect(sec.Data["volume.key"]).To(HaveLen(64))
+	g.Eventually(func(g Gomega) {
+		pod := statefulSet(g, ds).Spec.Template.Spec
+		g.Expect(pod.InitContainers).To(HaveLen(1))
+		g.Expect(pod.InitContainers[0].Image).To(Equal("secured.dev/volume-encryption:test"))
+		g.Expect(pod.InitContainers[0].Args).To(ContainElement("--dir=/var/lib/cassandra/encrypted"))
+		g.Expect(pod.Volumes).To(ContainElement(And(HaveField("Name", "volume-key"), HaveField("Secret.Items", HaveLen(1)))))
+		g.Expect(runningConfig(g, ds).Data["cassandra.yaml"]).To(ContainSubstring("commitlog_directory: /var/lib/cassandra/encrypted/commitlog"))
+		a := get(g, &v1alpha1.EncryptionProfile{ObjectMeta: metav1.ObjectMeta{Name: profile.Name}}).Status.Assessment
+		g.Expect(a).NotTo(BeNil())
+		g.Expect(a.AtRestRank).To(BeNumerically(">", 0))
+		g.Expect(a.Notes).To(ContainElement(ContainSubstring("encrypts every file of the data volume (fscrypt, AES-256-XTS)")))
+	}).Should(Succeed())
+
+	rollOut(t, ds)
+	changeIsRefused(t, ds, func(d *v1alpha1.SecuredDatastore) { d.Spec.Encryption.ProfileRef = "ds-test-volume-off" },
+		v1alpha1.ReasonVolumeEncryptionChangeUnsupported, "spec.encryption.atRest.volume cannot change on a running datastore")
+	g.Expect(statefulSet(g, ds).Spec.Template.Spec.InitContainers).To(HaveLen(1), "the running pods lost their volume encryption")
+}

@@ -68,6 +68,9 @@ type Options struct {
 	HBaseImage, KDCImage string
 	// VPNImage runs the tunnel sidecar of VPN profiles (images/vpn).
 	VPNImage string
+	// VolumeEncryptionImage runs the init container of encrypted volumes
+	// (cmd/volume-encryption).
+	VolumeEncryptionImage string
 	// TunnelKeys is the operator's key server, where each sidecar fetches its own member's key
 	// (internal/tunnelkeys); nil refuses VPN profiles with a condition that says so.
 	TunnelKeys *vpn.KeyServer

@@ -138,23 +138,33 @@ func TestVPNRefusedByPodSecurity(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "a StatefulSet was created in a namespace that refuses its pods")
 }
 
+// changeIsRefused updates the running datastore ds with change and waits until its Ready
+// condition refuses it: reason, and a message that holds message.
+func changeIsRefused(t *testing.T, ds *v1alpha1.SecuredDatastore, change func(*v1alpha1.SecuredDatastore), reason, message string) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		change(get(g, ds))
+		g.Expect(env.Client.Update(context.Background(), ds)).To(Succeed())
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(c.Reason).To(Equal(reason))
+		g.Expect(c.Message).To(ContainSubstring(message))
+	}).Should(Succeed())
+}
+
 // Turning a running datastore's tunnel off would move every node to another address in one
 // roll; the operator refuses and keeps the running StatefulSet as it is.
 func TestVPNChangeOnRunningDatastoreIsRefused(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	ds := vpnDatastore("moving", "default", v1alpha1.VPNWireGuard)
 	create(t, ds)
 	rollOut(t, ds)
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}}
-	g.Eventually(func(g Gomega) {
-		get(g, ds).Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNNone}
-		g.Expect(env.Client.Update(ctx, ds)).To(Succeed())
-	}).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		c := condition(get(g, ds).Status.Conditions, v1alpha1.ConditionReady)
-		g.Expect(c.Reason).To(Equal(v1alpha1.ReasonVPNChangeUnsupported))
-		g.Expect(c.Message).To(ContainSubstring("spec.encryption.vpn"))
-	}).Should(Succeed())
+	changeIsRefused(t, ds, func(d *v1alpha1.SecuredDatastore) {
+		d.Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNNone}
+	},
+		v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn")
 	g.Expect(get(g, sts).Spec.Template.Spec.InitContainers).To(HaveLen(1), "the tunnel was removed from the running pods")
 }

@@ -24,7 +24,7 @@ import (
 
 var env *testenv.Env
 
-var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test", YCSBHBaseImage: "secured.dev/ycsb-hbase:test", Namespace: "secured-system",
+var testOptions = Options{CassandraImage: "secured.dev/cassandra:test", HBaseImage: "secured.dev/hbase:test", KDCImage: "secured.dev/kdc:test", K6Image: "secured.dev/k6:test", VPNImage: "secured.dev/vpn:test", VolumeEncryptionImage: "secured.dev/volume-encryption:test", YCSBHBaseImage: "secured.dev/ycsb-hbase:test", Namespace: "secured-system",
 	TunnelKeys: &vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key", Cert: []byte("the key server's certificate")}}
 
 // TestMain runs the operator's controllers in a manager against a real kube-apiserver.

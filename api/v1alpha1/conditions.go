@@ -78,6 +78,9 @@ const (
 	ReasonNoTunnelKeyServer = "NoTunnelKeyServer"
 	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running datastore.
 	ReasonVPNChangeUnsupported = "VPNChangeUnsupported"
+	// ReasonVolumeEncryptionChangeUnsupported: atRest.volume turned on or off on a running
+	// datastore, whose data is already on its volumes in the other form.
+	ReasonVolumeEncryptionChangeUnsupported = "VolumeEncryptionChangeUnsupported"
 )
 
 // Reasons of LoginsReady (Cassandra's password authentication), and of Ready while the logins

@@ -34,8 +34,9 @@ type SecurityAssessment struct {
 	ClientToNodeRank int32 `json:"clientToNodeRank"`
 	// nodeToNodeRank of the datastore-internal channels (0-64): the weakest of them.
 	NodeToNodeRank int32 `json:"nodeToNodeRank"`
-	// atRestRank of the datastore's own encryption of its files (0-64, the rule above applied
-	// to its cipher); 0 without it. Not part of rank, which compares wire protection.
+	// atRestRank of the encryption of the datastore's files (0-64, the rule above applied to
+	// its cipher: the datastore's own, or the encrypted volume's AES-256-XTS, the better of
+	// the two); 0 without either. Not part of rank, which compares wire protection.
 	// +optional
 	AtRestRank int32 `json:"atRestRank,omitempty"`
 	// clientSideRank of the values the client encrypts (0-64, the same rule applied to the
@@ -80,7 +81,7 @@ type EncryptionProfileStatus struct {
 // +kubebuilder:printcolumn:name="RR",type=string,JSONPath=`.spec.nodeToNode.mode`,description="Node-to-node (replica-replica) mode"
 // +kubebuilder:printcolumn:name="Rank",type=integer,JSONPath=`.status.assessment.rank`,description="Security rank (0-128, higher is stronger)"
 // +kubebuilder:printcolumn:name="Presets",type=string,JSONPath=`.status.assessment.satisfiedPresets`,priority=1
-// +kubebuilder:printcolumn:name="At rest",type=integer,JSONPath=`.status.assessment.atRestRank`,priority=1,description="Rank of the datastore's encryption of its files (0: none)"
+// +kubebuilder:printcolumn:name="At rest",type=integer,JSONPath=`.status.assessment.atRestRank`,priority=1,description="Rank of the encryption of the datastore's files, by the datastore or its volume (0: none)"
 // +kubebuilder:printcolumn:name="Client side",type=integer,JSONPath=`.status.assessment.clientSideRank`,priority=1,description="Rank of the client's encryption of values (0: none)"
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

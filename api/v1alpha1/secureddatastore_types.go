@@ -21,8 +21,11 @@ type StorageSpec struct {
 	// size of each node's volume. Defaults to 10Gi.
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
-	// storageClassName of the volume claims; empty uses the cluster default.
+	// storageClassName of the volume claims; empty uses the cluster default. An encrypted
+	// volume (encryption.atRest.volume) needs a class whose volumes' filesystem can encrypt.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$`
 	StorageClassName *string `json:"storageClassName,omitempty"`
 	// whenDeleted: what becomes of the volume claims (every role's, for HBase) when the
 	// datastore is deleted. Retain (the default) keeps them, so the data outlives a mistaken

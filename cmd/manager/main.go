@@ -191,6 +191,7 @@ func newFlags(s *settings) *flag.FlagSet {
 	flags.StringVar(&s.options.HBaseImage, "hbase-image", "secured.dev/hbase:2.6.4", "Image of HBase datastores' ZooKeeper, HDFS and HBase processes (the layout of images/hbase; hack/kind/images.sh builds it).")
 	flags.StringVar(&s.options.KDCImage, "kdc-image", "secured.dev/kdc:2.0.3", "Image of the managed KDC of Kerberos-secured HBase datastores (images/kdc).")
 	flags.StringVar(&s.options.VPNImage, "vpn-image", "secured.dev/vpn:dev", "Image of the tunnel sidecar of WireGuard and OpenVPN profiles (images/vpn; hack/kind/images.sh builds it).")
+	flags.StringVar(&s.options.VolumeEncryptionImage, "volume-encryption-image", "secured.dev/volume-encryption:dev", "Image of the init container that encrypts the data volumes of profiles with atRest.volume (cmd/volume-encryption; hack/kind/images.sh builds it).")
 	flags.StringVar(&s.options.K6Image, "k6-image", "secured.dev/k6:dev", "Image of the benchmark clients: the product's k6 with the YCSB extension and bench/k6/ycsb.js (hack/kind/images.sh builds it).")
 	flags.StringVar(&s.options.YCSBHBaseImage, "ycsb-hbase-image", "secured.dev/ycsb-hbase:0.17.0", "Image of HBase benchmark clients: YCSB's client with our binding (drivers/ycsb-hbase; hack/kind/images.sh builds it).")
 	flags.StringVar(&s.options.PrometheusRemoteWriteURL, "prometheus-remote-write-url", "", "Prometheus remote-write URL the benchmark clients publish to, unless a DatastoreBenchmark sets spec.prometheus.remoteWriteURL; empty publishes nothing.")

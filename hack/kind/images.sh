@@ -146,6 +146,7 @@ images=(
   "$(go_image manager ./cmd/manager)"
   "$(go_image crypto-labeller ./cmd/crypto-labeller)"
   "$(go_image cql-client ./cmd/cql-client)"
+  "$(go_image volume-encryption ./cmd/volume-encryption)"
   "$(go_image k6 ./cmd/k6 bench/k6)"
   "$jre"
   "$(cassandra_image "$jre_tag")"

@@ -114,6 +114,13 @@ func satisfies(p Preset, c v1alpha1.EffectiveChannel) bool {
 // leaves its SSTables in clear.
 func assessData(e v1alpha1.EffectiveEncryption, engine v1alpha1.Engine) (atRest, clientSide int32, notes []string) {
 	switch {
+	case e.AtRest != nil && e.AtRest.Volume != nil:
+		// fscrypt's AES-256-XTS: a 256-bit key, no authentication tag; at least as strong as the
+		// engine's AES-128 or AES-256 beside it.
+		atRest = Protection{Key256: true, WidelyReviewed: true}.Rank()
+		notes = append(notes, "at rest: the node's kernel encrypts every file of the data volume (fscrypt, AES-256-XTS), data files and logs alike; "+
+			"XTS has no authentication tag, so whoever holds the disk cannot read the data but could damage it unnoticed, "+
+			"and the key is in a Secret the nodes mount: it protects a stolen, copied or reused disk, not the data from whoever can read Secrets or the running node")
 	case e.AtRest != nil && e.AtRest.Engine != nil:
 		// Cassandra's transparent data encryption (AES/CBC/PKCS5Padding) and HBase's (AES/CTR):
 		// no authentication tag.

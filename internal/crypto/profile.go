@@ -85,9 +85,18 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		}
 		res.Effective.VPN = resolveVPN(merged.VPN)
 	}
-	if a := merged.AtRest; a != nil && a.Engine != nil {
+	if a := merged.AtRest; a != nil && (a.Engine != nil || a.Volume != nil) {
 		out := a.DeepCopy()
-		setDefault(&out.Engine.KeyBits, 128)
+		if out.Engine != nil {
+			setDefault(&out.Engine.KeyBits, 128)
+		}
+		if out.Volume != nil {
+			setDefault(&out.Volume.Method, v1alpha1.VolumeFscrypt)
+			if engine == v1alpha1.EngineHBase {
+				errs = append(errs, field.Forbidden(root.Child("atRest", "volume"), "encrypted volumes are built for Cassandra datastores so far; "+
+					"protect HBase's files with atRest.engine (its write-ahead logs and encrypted column families) and remove atRest.volume"))
+			}
+		}
 		res.Effective.AtRest = out
 	}
 	if cs := merged.ClientSide; cs != nil {

@@ -200,6 +200,15 @@ func TestCrossObjectErrorsNameTheField(t *testing.T) {
 	if len(errs) != 1 || errs[0].Field != "spec.encryption.vpn" || !strings.Contains(errs[0].Detail, "remove vpn") {
 		t.Errorf("a tunnel on HBase: %v", errs)
 	}
+	volume := &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{}, AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}
+	_, errs = Resolve(volume, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) != 1 || errs[0].Field != "spec.encryption.atRest.volume" || !strings.Contains(errs[0].Detail, "remove atRest.volume") {
+		t.Errorf("an encrypted volume on HBase: %v", errs)
+	}
+	res, errs := Resolve(&v1alpha1.EncryptionSettings{AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}, nil, v1alpha1.EngineCassandra, field.NewPath("spec", "encryption"))
+	if len(errs) > 0 || res.Effective.AtRest == nil || res.Effective.AtRest.Volume.Method != v1alpha1.VolumeFscrypt || res.Assessment.AtRestRank != 6 {
+		t.Errorf("an encrypted volume on Cassandra: %+v, rank %d, %v", res.Effective.AtRest, res.Assessment.AtRestRank, errs)
+	}
 }
 
 func BenchmarkResolve(b *testing.B) {

@@ -148,6 +148,27 @@ func TestScanTellsSilenceFromRefusal(t *testing.T) {
 	}
 }
 
+// A TLS 1.3 server judges the client's (empty) certificate after the handshake; one that takes
+// its time, as a loaded JVM does, still refuses, and the scan waits for the verdict.
+func TestScanWaitsForASlowVerdictOnTheClientCertificate(t *testing.T) {
+	cert := serverCert(t, false).TLS
+	addr := goServer(t, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13, ClientAuth: tls.RequestClientCert,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				time.Sleep(600 * time.Millisecond)
+				return errors.New("a client certificate is required")
+			}
+			return nil
+		}})
+	res, err := Scan(context.Background(), addr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ClientAuthRequired == nil || !*res.ClientAuthRequired {
+		t.Errorf("client auth not seen as required (tested: %t): the refusal came 0.6 s after the handshake", res.ClientAuthRequired != nil)
+	}
+}
+
 func TestScanReportsClientAuth(t *testing.T) {
 	cert := serverCert(t, false).TLS
 	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {

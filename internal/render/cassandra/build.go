@@ -43,6 +43,9 @@ type Cluster struct {
 	// given (the step encrypts at rest, or did before, so that its commit logs can replay);
 	// required when the step encrypts at rest.
 	AtRestSecret string
+	// VolumeEncryptionImage runs the init container that encrypts the data volume
+	// (cmd/volume-encryption); required when the step encrypts volumes.
+	VolumeEncryptionImage string
 }
 
 // Objects are the Kubernetes objects of one Cassandra datastore, besides its certificates.
@@ -74,7 +77,11 @@ func Build(c Cluster) (Objects, error) {
 		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
 	auth := Authentication(ds, c.Tunnel, c.Step, c.ClusterDomain)
-	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: PodLayout, AtRestKeys: c.AtRestSecret != "",
+	layout := PodLayout
+	if EncryptsVolume(c.Step.Encryption) {
+		layout.DataDir = EncryptedDataDir
+	}
+	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: layout, AtRestKeys: c.AtRestSecret != "",
 		PasswordAuthentication: auth != AuthenticationNone, CertificateAuthentication: auth == AuthenticationCertificate}
 	tunnel := c.Tunnel
 	if tunnel != nil && tunnel.CarriesNodes() {

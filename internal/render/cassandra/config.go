@@ -38,6 +38,16 @@ type Layout struct {
 // Secret under /etc/cassandra/tls and the trust bundle under /etc/cassandra/trust.
 var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tls", TrustDir: "/etc/cassandra/trust", AtRestDir: "/etc/cassandra/at-rest"}
 
+// EncryptedDataDir is the data directory of an encrypted volume: a directory of the volume, not
+// its root, which may hold a filesystem's lost+found and so never be empty when encryption
+// begins.
+const EncryptedDataDir = "/var/lib/cassandra/encrypted"
+
+// EncryptsVolume says whether the node's data volume is encrypted below Cassandra.
+func EncryptsVolume(e v1alpha1.EffectiveEncryption) bool {
+	return e.AtRest != nil && e.AtRest.Volume != nil
+}
+
 func (l Layout) keystore() string { return l.TLSDir + "/tls-combined.pem" }
 
 func (l Layout) truststore() string {

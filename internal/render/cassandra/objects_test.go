@@ -59,8 +59,9 @@ func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEn
 		t.Fatal(err)
 	}
 	c := Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
-		KeyServer:         vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key"},
-		OperatorNamespace: "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds)}
+		VolumeEncryptionImage: "secured.dev/volume-encryption:test",
+		KeyServer:             vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key"},
+		OperatorNamespace:     "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds)}
 	if enc.AtRest != nil {
 		c.AtRestSecret = datakeys.AtRestSecret(ds) // the operator made its keys
 	}
@@ -88,7 +89,7 @@ func toYAML(t *testing.T, objs []client.Object) []byte {
 // The sample datastores render to golden Kubernetes and cert-manager objects.
 func TestSampleDatastoreObjects(t *testing.T) {
 	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-inline.yaml", "secureddatastore-cassandra-wireguard.yaml",
-		"secureddatastore-cassandra-data-protection.yaml"} {
+		"secureddatastore-cassandra-data-protection.yaml", "secureddatastore-cassandra-encrypted-volume.yaml"} {
 		ds, enc := sampleDatastore(t, file)
 		objs := build(t, ds, enc)
 		certObjs, err := certs.Build(Certificates(ds, "cluster.local", Target(enc)))
@@ -113,6 +114,54 @@ func TestPodsAreRestricted(t *testing.T) {
 		if !r.Allowed {
 			t.Errorf("restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
 		}
+	}
+}
+
+// An encrypted volume adds one init container, restricted like the rest, that sees the volume
+// key alone (not the engine's keystore) and the data volume, while Cassandra does not see the
+// volume key; Cassandra keeps every data
+// directory below the directory it encrypts. Without its image the datastore is not built.
+func TestEncryptedVolumeInitContainer(t *testing.T) {
+	ds, enc := sampleDatastore(t, "secureddatastore-cassandra-encrypted-volume.yaml")
+	objs := build(t, ds, enc)
+	spec := objs.StatefulSet.Spec.Template.Spec
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Name != "volume-encryption" {
+		t.Fatalf("init containers %+v", spec.InitContainers)
+	}
+	init := spec.InitContainers[0]
+	want := []corev1.VolumeMount{{Name: "data", MountPath: PodLayout.DataDir},
+		{Name: datakeys.VolumeKeyVolume, MountPath: "/etc/volume-key", ReadOnly: true}}
+	if !slices.Equal(init.VolumeMounts, want) || !slices.Contains(init.Args, "--dir="+EncryptedDataDir) {
+		t.Errorf("mounts %+v, args %v", init.VolumeMounts, init.Args)
+	}
+	for _, v := range spec.Volumes {
+		if v.Name != datakeys.AtRestVolume {
+			continue
+		}
+		if len(v.Secret.Items) == 0 || slices.ContainsFunc(v.Secret.Items, func(k corev1.KeyToPath) bool { return k.Key == datakeys.VolumeKeyFile }) {
+			t.Errorf("Cassandra's at-rest volume may hold the volume key: %+v", v.Secret)
+		}
+	}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range evaluator.EvaluatePod(psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}, &objs.StatefulSet.Spec.Template.ObjectMeta, &spec) {
+		if !r.Allowed {
+			t.Errorf("restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
+		}
+	}
+	yaml := objs.ConfigMap.Data["cassandra.yaml"]
+	for _, dir := range []string{"data_file_directories", "commitlog_directory", "saved_caches_directory", "hints_directory"} {
+		i := strings.Index(yaml, dir+":")
+		if i < 0 || !strings.HasPrefix(strings.TrimLeft(yaml[i+len(dir)+1:], " \n-"), EncryptedDataDir+"/") {
+			t.Errorf("%s is not below %s:\n%s", dir, EncryptedDataDir, yaml)
+		}
+	}
+	c := Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local",
+		CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds), AtRestSecret: datakeys.AtRestSecret(ds)}
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "no volume-encryption image") {
+		t.Errorf("without the image: %v", err)
 	}
 }
 

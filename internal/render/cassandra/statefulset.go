@@ -86,11 +86,27 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 		volumes = append(volumes, vols...)
 	}
 	containers := []corev1.Container{node}
-	if a := c.Step.Encryption.AtRest; a != nil && a.Engine != nil && c.AtRestSecret == "" {
+	if a := c.Step.Encryption.AtRest; a != nil && (a.Engine != nil || a.Volume != nil) && c.AtRestSecret == "" {
 		return corev1.PodSpec{}, fmt.Errorf("the profile encrypts at rest but no at-rest keys Secret is given")
 	}
+	if EncryptsVolume(c.Step.Encryption) {
+		if c.VolumeEncryptionImage == "" {
+			return corev1.PodSpec{}, fmt.Errorf("the profile encrypts volumes but no volume-encryption image is configured")
+		}
+		initContainers = append([]corev1.Container{volumeEncryption(c.VolumeEncryptionImage)}, initContainers...)
+	}
 	if c.AtRestSecret != "" {
-		volumes = append(volumes, podtemplate.SecretVolume(datakeys.AtRestVolume, c.AtRestSecret))
+		keys := podtemplate.SecretVolume(datakeys.AtRestVolume, c.AtRestSecret)
+		if EncryptsVolume(c.Step.Encryption) {
+			// Cassandra reads the keystore; the volume key is the init container's alone.
+			for _, f := range datakeys.EngineKeyFiles {
+				keys.Secret.Items = append(keys.Secret.Items, corev1.KeyToPath{Key: f, Path: f})
+			}
+			volumeKey := podtemplate.SecretVolume(datakeys.VolumeKeyVolume, c.AtRestSecret)
+			volumeKey.Secret.Items = []corev1.KeyToPath{{Key: datakeys.VolumeKeyFile, Path: datakeys.VolumeKeyFile}}
+			volumes = append(volumes, volumeKey)
+		}
+		volumes = append(volumes, keys)
 		containers[0].VolumeMounts = append(containers[0].VolumeMounts, corev1.VolumeMount{Name: datakeys.AtRestVolume, MountPath: PodLayout.AtRestDir, ReadOnly: true})
 		containers[0].Env = append(containers[0].Env, corev1.EnvVar{Name: AtRestPasswordFileVariable, Value: PodLayout.AtRestDir + "/" + datakeys.PasswordFile})
 	}
@@ -165,6 +181,29 @@ func cassandraContainer(c Cluster) corev1.Container {
 			{Name: "tmp", MountPath: "/tmp"},
 		},
 		SecurityContext: podtemplate.Restricted(),
+	}
+}
+
+// volumeEncryption readies the data volume before Cassandra starts, at every start
+// (fscrypt.Prepare): it hands the volume key to the node's kernel, encrypts the data directory
+// when it is new, and refuses one in clear or under another key. It sees the volume key alone,
+// and Cassandra does not see it.
+func volumeEncryption(image string) corev1.Container {
+	const keyDir = "/etc/volume-key"
+	return corev1.Container{
+		Name:  "volume-encryption",
+		Image: image,
+		Args:  []string{"--dir=" + EncryptedDataDir, "--key=" + keyDir + "/" + datakeys.VolumeKeyFile},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "data", MountPath: PodLayout.DataDir},
+			{Name: datakeys.VolumeKeyVolume, MountPath: keyDir, ReadOnly: true},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          podtemplate.Restricted(),
 	}
 }
 

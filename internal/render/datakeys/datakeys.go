@@ -23,15 +23,28 @@ func AtRestSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-at-
 // ClientKeysSecret names the client-side keys' Secret.
 func ClientKeysSecret(ds *v1alpha1.SecuredDatastore) string { return ds.Name + "-client-keys" }
 
-// AtRestVolume is the pod volume that mounts the at-rest Secret, in every engine's pods.
-const AtRestVolume = "at-rest"
+// AtRestVolume is the pod volume that mounts the at-rest Secret, in every engine's pods, and
+// VolumeKeyVolume the one that mounts its volume key alone, for the init container that
+// encrypts the data volume.
+const (
+	AtRestVolume    = "at-rest"
+	VolumeKeyVolume = "volume-key"
+)
 
-// The at-rest Secret's files.
+// EngineKeyFiles are the at-rest Secret's files the datastore itself reads.
+var EngineKeyFiles = []string{KeystoreFile, PasswordFile, PropertiesFile}
+
+// The at-rest Secret's files. VolumeKeyFile is the encrypted volume's key (fscrypt's 64 bytes),
+// there only once a profile encrypts volumes.
 const (
 	KeystoreFile   = "keystore.p12"
 	PasswordFile   = "password"
 	PropertiesFile = "passwords.properties"
+	VolumeKeyFile  = "volume.key"
 )
+
+// VolumeKeySize is the volume key's length in bytes (fscrypt.KeySize).
+const VolumeKeySize = 64
 
 // KeyBits are the key sizes the keystore holds, each from the start: a change of keyBits is
 // then a roll, and what was written with the other key still reads.
@@ -42,7 +55,7 @@ var KeyBits = []int32{128, 256}
 func KeyAlias(keyBits int32) string { return fmt.Sprintf("sdo-aes%d-1", keyBits) }
 
 // AtRestData draws a key of each size and a password from r (crypto/rand when nil) and returns
-// the Secret's files.
+// the Secret's files; the volume key is added (VolumeKey) only where a profile encrypts volumes.
 func AtRestData(r io.Reader) (map[string][]byte, error) {
 	if r == nil {
 		r = rand.Reader
@@ -69,10 +82,20 @@ func AtRestData(r io.Reader) (map[string][]byte, error) {
 	return map[string][]byte{KeystoreFile: keystore, PasswordFile: []byte(password), PropertiesFile: properties}, nil
 }
 
+// VolumeKey draws a volume key from r (crypto/rand when nil).
+func VolumeKey(r io.Reader) ([]byte, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	key := make([]byte, VolumeKeySize)
+	_, err := io.ReadFull(r, key)
+	return key, err
+}
+
 // Missing names the files data lacks, empty when it has them all.
 func Missing(data map[string][]byte) []string {
 	var out []string
-	for _, f := range []string{KeystoreFile, PasswordFile, PropertiesFile} {
+	for _, f := range EngineKeyFiles {
 		if len(data[f]) == 0 {
 			out = append(out, f)
 		}

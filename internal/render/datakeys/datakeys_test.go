@@ -1,6 +1,7 @@
 package datakeys
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,14 @@ func TestAtRestData(t *testing.T) {
 	other, _ := AtRestData(nil)
 	if string(other[PasswordFile]) == pw {
 		t.Error("two draws gave the same password")
+	}
+	if _, ok := d[VolumeKeyFile]; ok {
+		t.Error("a volume key where no profile encrypts volumes")
+	}
+	k1, _ := VolumeKey(nil)
+	k2, _ := VolumeKey(nil)
+	if len(k1) != VolumeKeySize || bytes.Equal(k1, k2) {
+		t.Errorf("volume keys of %d and %d bytes, equal %t", len(k1), len(k2), bytes.Equal(k1, k2))
 	}
 	delete(d, KeystoreFile)
 	if m := Missing(d); len(m) != 1 || m[0] != KeystoreFile {

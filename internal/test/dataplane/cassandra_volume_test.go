@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -13,32 +15,41 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/fscrypt"
 	"secured.dev/operator/internal/render/cassandra"
+	"secured.dev/operator/internal/test/gobuild"
 	"secured.dev/operator/internal/test/loopfs"
 )
 
 // The on-disk canary of an encrypted volume, on real Cassandra nodes: two nodes keep their data
-// on one ext4 filesystem, one in a directory that fscrypt.Prepare encrypted (what a pod's init
-// container is to run), the other in a plain one. Markers written through CQL and flushed are on
+// on one ext4 filesystem, one in a directory that the init container's command
+// (cmd/volume-encryption) encrypted, the other in a plain one. Markers written through CQL and flushed are on
 // the device in clear for the plain node, and nowhere for the encrypted one: not in its
 // SSTables, which Cassandra's own encryption at rest leaves in clear, nor in its commit log.
-// Once the filesystem is remounted (a node's restart: the kernel has forgotten the key) and
-// prepared again with the key, the node starts and reads every row back.
+// Once the filesystem is remounted (a node's restart: the kernel has forgotten the key), the
+// command refuses another key and, given the right one, lets the node start and read every row
+// back.
 func TestEncryptedVolumeKeepsCassandraDataOffTheDisk(t *testing.T) {
 	inParallel(t)
 	const rows = 200
 	fs := loopfs.Mount(t, 1<<30)
-	key := make([]byte, fscrypt.KeySize)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
-	encrypted, plain := filepath.Join(fs.Dir, "encrypted"), filepath.Join(fs.Dir, "plain")
-	for _, d := range []string{encrypted, plain} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+	keys := t.TempDir()
+	for _, name := range []string{"volume.key", "other.key"} {
+		key := make([]byte, fscrypt.KeySize)
+		if _, err := rand.Read(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(keys, name), key, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := fscrypt.Prepare(encrypted, key); err != nil {
+	encrypted, plain := filepath.Join(fs.Dir, "encrypted"), filepath.Join(fs.Dir, "plain")
+	if err := os.Mkdir(plain, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	initContainer := func(key string) ([]byte, error) {
+		return exec.Command(gobuild.Command(t, "secured.dev/operator/cmd/volume-encryption"), "--dir="+encrypted, "--key="+filepath.Join(keys, key)).CombinedOutput()
+	}
+	if out, err := initContainer("volume.key"); err != nil {
+		t.Fatalf("volume-encryption: %v\n%s", err, out)
 	}
 	off := v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}
 	step := cassandra.Target(v1alpha1.EffectiveEncryption{ClientToNode: off, NodeToNode: off})
@@ -84,8 +95,11 @@ func TestEncryptedVolumeKeepsCassandraDataOffTheDisk(t *testing.T) {
 	if err != nil || len(entries) == 0 || slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == "data" || e.Name() == "commitlog" }) {
 		t.Fatalf("without the key the volume lists %v (%v), want Cassandra's directories under names that tell nothing", entries, err)
 	}
-	if _, err := fscrypt.Prepare(encrypted, key); err != nil {
-		t.Fatal(err)
+	if out, err := initContainer("other.key"); err == nil || !strings.Contains(string(out), "not under the given key") {
+		t.Fatalf("volume-encryption with another key: %v\n%s", err, out)
+	}
+	if out, err := initContainer("volume.key"); err != nil {
+		t.Fatalf("volume-encryption after the remount: %v\n%s", err, out)
 	}
 	n := nodes["encrypted"]
 	n.Start(t)
