@@ -61,7 +61,7 @@ test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS,
 
 .PHONY: bench
 bench: ## Go benchmarks (catalogue, profile resolution, study statistics, client-side envelopes, the CQL executor); the datastore benchmarks have targets of their own (bench-client, bench-client-side).
-	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... ./pkg/... | grep -v /internal/k6ycsb)
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... ./pkg/... | grep -v -e /internal/k6ycsb -e /internal/fscrypt)
 
 .PHONY: bench-client
 bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and fixed rate, plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~9 min; +10 min the first time, to build latte).
@@ -76,8 +76,9 @@ bench-vpn: prereqs ## Raw TCP throughput (iperf3) between two network namespaces
 	$(GO) test -run '^$$' -bench TunnelThroughput -benchtime 1x ./internal/test/dataplane
 
 .PHONY: bench-storage
-bench-storage: prereqs ## What an encrypted volume costs (seed 002): fio on a plain and an fscrypt-encrypted (AES-256-XTS) directory of one loop-mounted ext4, in randomized rounds; paired overheads with 95% intervals on MB/s and MB per CPU-second (~2.5 min; root).
+bench-storage: prereqs ## What an encrypted volume costs (seed 002): fio, then Cassandra (YCSB A), on a plain and an fscrypt-encrypted (AES-256-XTS) directory of one loop-mounted ext4, in randomized rounds; paired overheads with 95% intervals on throughput and CPU (~6 min; root).
 	$(GO) test -run '^$$' -bench EncryptedVolume -benchtime 1x -timeout 30m -v ./internal/fscrypt
+	$(GO) test -run '^$$' -bench EncryptedVolumeCassandra -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
 .PHONY: bench-acceleration
 bench-acceleration: ## Show that emulateNoAcceleration really slows AES-GCM: JDK flags and OPENSSL_ia32cap, on and off (~30 s).

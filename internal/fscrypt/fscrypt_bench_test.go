@@ -1,9 +1,8 @@
 //go:build linux
 
-package fscrypt
+package fscrypt_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -16,7 +15,7 @@ import (
 	"time"
 
 	"secured.dev/operator/internal/stats"
-	"secured.dev/operator/internal/test/loopfs"
+	"secured.dev/operator/internal/test/dataplane"
 	"secured.dev/operator/internal/test/samples"
 )
 
@@ -25,9 +24,9 @@ import (
 // One ext4 filesystem on a loop device (direct I/O on its image, so reads reach the disk) holds
 // a plain directory and one encrypted by fscrypt (AES-256-XTS). fio runs sequential write and
 // read (64 KiB blocks) and random read and write (8 KiB blocks), one request at a time,
-// through the page cache as a datastore does, on a file in each; writes end with an fsync, reads start with the file's cache dropped, so every
-// byte goes through the cipher. Throughput is the bytes moved over the wall time of fio's run,
-// final fsync included. The two directories run once per round in a random order, and
+// through the page cache as a datastore does, on a file in each; writes end with an fsync,
+// reads start with the file's cache dropped, so every byte goes through the cipher.
+// Throughput is the bytes moved over the wall time of fio's run, final fsync included. The two directories run once per round in a random order, and
 // each job's encrypted figure is compared with the plain one of the same round (paired log
 // ratios, Hodges-Lehmann estimate, exact signed-rank interval: internal/stats), on throughput
 // and on MB per CPU-second of the whole machine over the job (the kernel encrypts and decrypts
@@ -46,24 +45,8 @@ func BenchmarkEncryptedVolume(b *testing.B) {
 	if err != nil {
 		b.Fatalf("BENCH_FIO_SIZE=%q: %v", size, err)
 	}
-	fs := loopfs.Mount(b, 3*bytes+64<<20)
-	key := make([]byte, KeySize)
-	for i := range key {
-		key[i] = byte(rand.Uint32())
-	}
-	id, err := AddKey(fs.Dir, key)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dirs := []string{filepath.Join(fs.Dir, "plain"), filepath.Join(fs.Dir, "encrypted")}
-	for _, d := range dirs {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := Encrypt(dirs[1], id); err != nil {
-		b.Fatal(err)
-	}
+	_, plain, encrypted := dataplane.PlainAndEncrypted(b, 3*bytes+64<<20)
+	dirs := []string{plain, encrypted}
 	// Seed 002's SQLIO patterns, a database's: random reads of 8 KiB and sequential writes of
 	// 64 KiB; and the other two at the same sizes.
 	jobs := []fioJob{
@@ -126,13 +109,13 @@ func (j fioJob) run(b *testing.B, file, size, runtime string) fioResult {
 	if j.capped {
 		args = append(args, "--runtime="+runtime)
 	}
-	before, began := busyCPUSeconds(b), time.Now()
+	before, began := dataplane.MachineCPU(b), time.Now()
 	out, err := exec.Command("fio", args...).Output()
 	if err != nil {
 		b.Fatalf("fio %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	// fio's own bandwidth may leave out the final fsync; the wall time holds it.
-	wall, cpu := time.Since(began).Seconds(), busyCPUSeconds(b)-before
+	wall, cpu := time.Since(began).Seconds(), dataplane.MachineCPU(b)-before
 	var report struct {
 		Jobs []struct {
 			Read, Write struct {
@@ -152,32 +135,6 @@ func (j fioJob) run(b *testing.B, file, size, runtime string) fioResult {
 		b.Fatalf("fio %s moved %v bytes in %v CPU-seconds:\n%s", j.rw, side.IOBytes, cpu, out)
 	}
 	return fioResult{bytes: side.IOBytes, bytesPerSecond: side.IOBytes / wall, iops: side.IOs / wall, cpuSeconds: cpu}
-}
-
-// busyCPUSeconds is the machine's CPU time so far spent on anything but idling and waiting for
-// I/O, from /proc/stat.
-func busyCPUSeconds(b *testing.B) float64 {
-	b.Helper()
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Scan()
-	fields := strings.Fields(s.Text()) // cpu user nice system idle iowait irq softirq steal ...
-	var busy float64
-	for i, v := range fields[1:] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			b.Fatalf("/proc/stat: %q", s.Text())
-		}
-		busy += n
-	}
-	return busy / 100 // USER_HZ
 }
 
 func kernelRelease(b *testing.B) string {

@@ -283,28 +283,52 @@ func negotiatedSessions(b *testing.B, node string) map[string]int {
 	return out
 }
 
-// cpuTrace samples a process's CPU (the kernel's account) every 100 ms while it lives, and
-// its total at exit, so that its CPU over a window known only afterwards, such as a client's
-// measured window, can be read.
+// cpuTrace samples a CPU account (a process's, or the whole machine's) every 100 ms, and a
+// process's total at exit, so that the CPU over a window known only afterwards, such as a
+// client's measured window, can be read.
 type cpuTrace struct {
-	mu  sync.Mutex
-	at  []time.Time
-	cpu []float64
+	mu   sync.Mutex
+	at   []time.Time
+	cpu  []float64
+	read func() (float64, error)
+	done chan struct{}
 }
 
+// follow samples a process's CPU while it lives.
 func (t *cpuTrace) follow(pid int) {
+	t.sample(func() (float64, error) { return dataplane.ReadProcessCPU(pid) })
+}
+
+// sample records read until it fails (a process that is gone) or stop.
+func (t *cpuTrace) sample(read func() (float64, error)) {
+	t.read, t.done = read, make(chan struct{})
 	go func() {
-		for {
-			cpu, err := dataplane.ReadProcessCPU(pid)
-			if err != nil {
-				return // the process is gone
+		for t.record() {
+			select {
+			case <-t.done:
+				return
+			case <-time.After(100 * time.Millisecond):
 			}
-			t.mu.Lock()
-			t.at, t.cpu = append(t.at, time.Now()), append(t.cpu, cpu)
-			t.mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
 		}
 	}()
+}
+
+func (t *cpuTrace) record() bool {
+	cpu, err := t.read()
+	if err != nil {
+		return false
+	}
+	t.mu.Lock()
+	t.at, t.cpu = append(t.at, time.Now()), append(t.cpu, cpu)
+	t.mu.Unlock()
+	return true
+}
+
+// stop ends the sampling with one last sample, so that a window that ended just before has a
+// sample after it.
+func (t *cpuTrace) stop() {
+	close(t.done)
+	t.record()
 }
 
 // exited adds the process's final account: a window that ends less than a sampling period
