@@ -39,18 +39,17 @@ func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v
 					"or, for a datastore without data, delete the Secret and the operator makes new keys",
 				name, strings.Join(missing, " and ")))
 		}
-		if volume && len(sec.Data[datakeys.VolumeKeyFile]) == 0 {
-			key, err := datakeys.VolumeKey(nil)
-			if err != nil {
-				return fmt.Errorf("making the volume key: %w", err)
-			}
-			patch := client.MergeFrom(sec.DeepCopy())
-			sec.Data[datakeys.VolumeKeyFile] = key
-			if err := r.Client.Patch(ctx, sec, patch); err != nil {
-				return fmt.Errorf("adding the volume key to Secret %s: %w", name, err)
-			}
-			r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "VolumeKeyAdded", "Reconcile", "added the volume key to Secret %s", name)
+		if !volume {
+			return nil
 		}
+		patch := client.MergeFrom(sec.DeepCopy())
+		if added, err := datakeys.AddVolumeKey(sec.Data, nil); err != nil || !added {
+			return err
+		}
+		if err := r.Client.Patch(ctx, sec, patch); err != nil {
+			return fmt.Errorf("adding the volume key to Secret %s: %w", name, err)
+		}
+		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "VolumeKeyAdded", "Reconcile", "added the volume key to Secret %s", name)
 		return nil
 	}
 	data, err := datakeys.AtRestData(nil)
@@ -58,8 +57,8 @@ func (r *SecuredDatastoreReconciler) ensureAtRestKeys(ctx context.Context, ds *v
 		return fmt.Errorf("making the at-rest keystore: %w", err)
 	}
 	if volume {
-		if data[datakeys.VolumeKeyFile], err = datakeys.VolumeKey(nil); err != nil {
-			return fmt.Errorf("making the volume key: %w", err)
+		if _, err := datakeys.AddVolumeKey(data, nil); err != nil {
+			return err
 		}
 	}
 	sec = &corev1.Secret{

@@ -31,8 +31,8 @@ func (id Identifier) String() string { return fmt.Sprintf("%x", id[:]) }
 var ErrUnsupported = errors.New("the filesystem does not support encryption: use ext4 made with -O encrypt (tune2fs -O encrypt adds it)")
 
 // AddKey hands key to the filesystem that holds path (any file or directory of it) and returns
-// its identifier. Until the key is removed (RemoveKey) or the filesystem unmounted, the kernel
-// opens every file encrypted under it. Adding a key the filesystem holds already is no error.
+// its identifier. Until the filesystem is unmounted, the kernel opens every file encrypted
+// under it. Adding a key the filesystem holds already is no error.
 func AddKey(path string, key []byte) (Identifier, error) {
 	if len(key) != KeySize {
 		return Identifier{}, fmt.Errorf("fscrypt: a master key has %d bytes, not %d", KeySize, len(key))
@@ -50,18 +50,6 @@ func AddKey(path string, key []byte) (Identifier, error) {
 	var id Identifier
 	copy(id[:], arg.Key_spec.U[:len(id)])
 	return id, nil
-}
-
-// RemoveKey takes the key away from the filesystem mounted at mountpoint: files encrypted under
-// it can no longer be opened, and their cached plaintext is dropped.
-func RemoveKey(mountpoint string, id Identifier) error {
-	var arg unix.FscryptRemoveKeyArg
-	arg.Key_spec.Type = unix.FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER
-	copy(arg.Key_spec.U[:], id[:])
-	if err := ioctl(mountpoint, unix.FS_IOC_REMOVE_ENCRYPTION_KEY, unsafe.Pointer(&arg)); err != nil {
-		return fmt.Errorf("fscrypt: removing key %s from %s: %w", id, mountpoint, err)
-	}
-	return nil
 }
 
 // Encrypt makes the empty directory dir encrypted under the key id, which the filesystem must

@@ -16,7 +16,6 @@ import (
 
 	"secured.dev/operator/internal/stats"
 	"secured.dev/operator/internal/test/dataplane"
-	"secured.dev/operator/internal/test/samples"
 )
 
 // BenchmarkEncryptedVolume is `make bench-storage`: what an encrypted volume costs, seed 002's
@@ -36,11 +35,8 @@ import (
 // signed-rank interval), BENCH_FIO_SIZE (256m, per file) and BENCH_FIO_RUNTIME (5s, the cap of
 // a random job) change its size; the report is also written to bin/bench-storage/report.md.
 func BenchmarkEncryptedVolume(b *testing.B) {
-	rounds, err := strconv.Atoi(envOr("BENCH_FIO_ROUNDS", "6"))
-	if err != nil || rounds < 2 {
-		b.Fatalf("BENCH_FIO_ROUNDS=%q: give 2 or more", os.Getenv("BENCH_FIO_ROUNDS"))
-	}
-	size, runtime := envOr("BENCH_FIO_SIZE", "256m"), envOr("BENCH_FIO_RUNTIME", "5s")
+	rounds := dataplane.Rounds(b, "BENCH_FIO_ROUNDS")
+	size, runtime := dataplane.EnvOr("BENCH_FIO_SIZE", "256m"), dataplane.EnvOr("BENCH_FIO_RUNTIME", "5s")
 	bytes, err := parseSize(size)
 	if err != nil {
 		b.Fatalf("BENCH_FIO_SIZE=%q: %v", size, err)
@@ -82,13 +78,7 @@ func BenchmarkEncryptedVolume(b *testing.B) {
 	}
 	b.Logf("fio on ext4 (loop device, direct I/O on its image), %s per file, random jobs capped at %s, %d rounds, kernel %s, cipher %s:\n%s",
 		size, runtime, rounds, kernelRelease(b), kernelCipher(), report.String())
-	out := filepath.Join(samples.RepoRoot(), "bin", "bench-storage")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	dataplane.SaveReport(b, "bench-storage", "report.md", report.String())
 }
 
 // fioJob is one fio job: a name for the report, fio's rw, the block size, and whether it is
@@ -177,11 +167,4 @@ func parseSize(s string) (int64, error) {
 		n *= m
 	}
 	return n, nil
-}
-
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
 }

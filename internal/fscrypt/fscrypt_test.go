@@ -67,9 +67,6 @@ func TestEncryptedDirectoryLeavesNoPlaintextOnDisk(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(enc, name)); err != nil || !bytes.Equal(got, contents) {
 		t.Errorf("with the key: %d bytes, %v; want the %d written", len(got), err, len(contents))
 	}
-	if err := RemoveKey(fs.Dir, id); err != nil {
-		t.Error(err)
-	}
 }
 
 // Misuse gets an error that says what to do.

@@ -3,16 +3,13 @@ package k6ycsb
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"secured.dev/operator/internal/stats"
 	"secured.dev/operator/internal/test/dataplane"
-	"secured.dev/operator/internal/test/samples"
 	"secured.dev/operator/pkg/fieldcrypt"
 )
 
@@ -31,12 +28,9 @@ import (
 // BENCH_CS_RECORDS (2000) and BENCH_CS_VUS (32) change its size; the report is also written to
 // bin/bench-client-side/report.md.
 func BenchmarkClientSide(b *testing.B) {
-	sizes := strings.Split(envOr("BENCH_CS_SIZES", "10,100,1000,10000"), ",")
-	rounds, err := strconv.Atoi(envOr("BENCH_CS_ROUNDS", "6"))
-	if err != nil || rounds < 2 {
-		b.Fatalf("BENCH_CS_ROUNDS=%q: give 2 or more", os.Getenv("BENCH_CS_ROUNDS"))
-	}
-	duration, records, vus := envOr("BENCH_CS_DURATION", "8s"), envOr("BENCH_CS_RECORDS", "2000"), envOr("BENCH_CS_VUS", "32")
+	sizes := strings.Split(dataplane.EnvOr("BENCH_CS_SIZES", "10,100,1000,10000"), ",")
+	rounds := dataplane.Rounds(b, "BENCH_CS_ROUNDS")
+	duration, records, vus := dataplane.EnvOr("BENCH_CS_DURATION", "8s"), dataplane.EnvOr("BENCH_CS_RECORDS", "2000"), dataplane.EnvOr("BENCH_CS_VUS", "32")
 	const address = "127.0.0.64"
 	node, _ := tlsOptionalNode(b, address, 7264)
 	if msg, err := exec.Command("taskset", "-a", "-p", "-c", serverCPUs, strconv.Itoa(node.Pid())).CombinedOutput(); err != nil {
@@ -98,11 +92,5 @@ func BenchmarkClientSide(b *testing.B) {
 	}
 	b.Logf("workload A, %s records of 10 fields, %s users, %s rounds of %s runs after a 2 s warm-up, Cassandra on CPU %s, the client on CPU %s:\n%s",
 		records, vus, strconv.Itoa(rounds), duration, serverCPUs, clientCPUs, report.String())
-	out := filepath.Join(samples.RepoRoot(), "bin", "bench-client-side")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	dataplane.SaveReport(b, "bench-client-side", "report.md", report.String())
 }

@@ -43,10 +43,10 @@ const (
 // (45s), BENCH_CLIENT_RECORDS (100000), BENCH_CLIENT_VUS (64) and BENCH_CLIENT_RATE (5000)
 // change its size.
 func BenchmarkClientEfficiency(b *testing.B) {
-	duration := envOr("BENCH_CLIENT_DURATION", "45s")
-	records := envOr("BENCH_CLIENT_RECORDS", "100000")
-	vus := envOr("BENCH_CLIENT_VUS", "64")
-	rate := envOr("BENCH_CLIENT_RATE", "5000")
+	duration := dataplane.EnvOr("BENCH_CLIENT_DURATION", "45s")
+	records := dataplane.EnvOr("BENCH_CLIENT_RECORDS", "100000")
+	vus := dataplane.EnvOr("BENCH_CLIENT_VUS", "64")
+	rate := dataplane.EnvOr("BENCH_CLIENT_RATE", "5000")
 	latte := latteBinary(b)
 	out := filepath.Join(samples.RepoRoot(), "bin", "bench-client")
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -107,9 +107,7 @@ func BenchmarkClientEfficiency(b *testing.B) {
 	}
 	b.Logf("workload A, %s records of 1 KB, %s requests in flight over 2 connections, %s measured after 10 s warm-up, one Cassandra on CPU %s, the client on CPU %s:\n%s",
 		records, vus, duration, serverCPUs, clientCPUs, report.String())
-	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	dataplane.SaveReport(b, "bench-client", "report.md", report.String())
 }
 
 // efficiency is one client run: its throughput and its CPU over the measured window.
@@ -415,13 +413,6 @@ func profileDuring(b *testing.B, port int, after, length time.Duration, file str
 		}
 	}()
 	return done
-}
-
-func envOr(name, dflt string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return dflt
 }
 
 func merge(a, b map[string]string) map[string]string {

@@ -2,10 +2,9 @@ package k6ycsb
 
 import (
 	"fmt"
-	mrand "math/rand/v2"
+	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/stats"
 	"secured.dev/operator/internal/test/dataplane"
-	"secured.dev/operator/internal/test/samples"
 )
 
 // BenchmarkEncryptedVolumeCassandra is the second half of `make bench-storage`: what an
@@ -34,11 +32,8 @@ import (
 // BENCH_VOL_DURATION (10s) and BENCH_VOL_VUS (32) change its size; the report is also written to
 // bin/bench-storage/cassandra.md.
 func BenchmarkEncryptedVolumeCassandra(b *testing.B) {
-	rounds, err := strconv.Atoi(envOr("BENCH_VOL_ROUNDS", "6"))
-	if err != nil || rounds < 2 {
-		b.Fatalf("BENCH_VOL_ROUNDS=%q: give 2 or more", os.Getenv("BENCH_VOL_ROUNDS"))
-	}
-	records, duration, vus := envOr("BENCH_VOL_RECORDS", "40000"), envOr("BENCH_VOL_DURATION", "10s"), envOr("BENCH_VOL_VUS", "32")
+	rounds := dataplane.Rounds(b, "BENCH_VOL_ROUNDS")
+	records, duration, vus := dataplane.EnvOr("BENCH_VOL_RECORDS", "40000"), dataplane.EnvOr("BENCH_VOL_DURATION", "10s"), dataplane.EnvOr("BENCH_VOL_VUS", "32")
 	_, plain, encrypted := dataplane.PlainAndEncrypted(b, 8<<30) // sparse: only what Cassandra writes takes room
 	dirs := []string{plain, encrypted}
 	off := v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}
@@ -65,7 +60,7 @@ func BenchmarkEncryptedVolumeCassandra(b *testing.B) {
 	throughput := make([][]float64, len(nodes))
 	nodeCPU := make([][]float64, len(nodes))    // operations per CPU-second of the node's process
 	machineCPU := make([][]float64, len(nodes)) // operations per CPU-second of the whole machine
-	order := mrand.New(mrand.NewPCG(0, 2))      // fixed: a rerun runs the same schedule
+	order := rand.New(rand.NewPCG(0, 2))        // fixed: a rerun runs the same schedule
 	for r := range rounds {
 		for _, i := range order.Perm(len(nodes)) {
 			if out, err := nodes[i].Nodetool("flush"); err != nil {
@@ -100,11 +95,5 @@ func BenchmarkEncryptedVolumeCassandra(b *testing.B) {
 		stats.Median(machineCPU[1]), stats.ComparePaired(machineCPU[0], machineCPU[1]).Summary())
 	b.Logf("workload A on Cassandra, %s records of 1 KB, %s users, %d rounds of %s runs after a 2 s warm-up, flushed and the page cache dropped before each, Cassandra on CPU %s, the client on CPU %s:\n%s",
 		records, vus, rounds, duration, serverCPUs, clientCPUs, report.String())
-	out := filepath.Join(samples.RepoRoot(), "bin", "bench-storage")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "cassandra.md"), []byte(report.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	dataplane.SaveReport(b, "bench-storage", "cassandra.md", report.String())
 }

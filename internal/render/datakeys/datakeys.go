@@ -55,7 +55,7 @@ var KeyBits = []int32{128, 256}
 func KeyAlias(keyBits int32) string { return fmt.Sprintf("sdo-aes%d-1", keyBits) }
 
 // AtRestData draws a key of each size and a password from r (crypto/rand when nil) and returns
-// the Secret's files; the volume key is added (VolumeKey) only where a profile encrypts volumes.
+// the Secret's files; the volume key is added (AddVolumeKey) only where a profile encrypts volumes.
 func AtRestData(r io.Reader) (map[string][]byte, error) {
 	if r == nil {
 		r = rand.Reader
@@ -82,14 +82,21 @@ func AtRestData(r io.Reader) (map[string][]byte, error) {
 	return map[string][]byte{KeystoreFile: keystore, PasswordFile: []byte(password), PropertiesFile: properties}, nil
 }
 
-// VolumeKey draws a volume key from r (crypto/rand when nil).
-func VolumeKey(r io.Reader) ([]byte, error) {
+// AddVolumeKey draws a volume key from r (crypto/rand when nil) into the Secret's files data,
+// unless they hold one already, which is never replaced; it reports whether it added one.
+func AddVolumeKey(data map[string][]byte, r io.Reader) (bool, error) {
+	if len(data[VolumeKeyFile]) > 0 {
+		return false, nil
+	}
 	if r == nil {
 		r = rand.Reader
 	}
 	key := make([]byte, VolumeKeySize)
-	_, err := io.ReadFull(r, key)
-	return key, err
+	if _, err := io.ReadFull(r, key); err != nil {
+		return false, fmt.Errorf("making the volume key: %w", err)
+	}
+	data[VolumeKeyFile] = key
+	return true, nil
 }
 
 // Missing names the files data lacks, empty when it has them all.

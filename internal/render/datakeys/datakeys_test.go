@@ -27,10 +27,18 @@ func TestAtRestData(t *testing.T) {
 	if _, ok := d[VolumeKeyFile]; ok {
 		t.Error("a volume key where no profile encrypts volumes")
 	}
-	k1, _ := VolumeKey(nil)
-	k2, _ := VolumeKey(nil)
+	if added, err := AddVolumeKey(d, nil); !added || err != nil {
+		t.Fatalf("adding a volume key: %t, %v", added, err)
+	}
+	if added, err := AddVolumeKey(other, nil); !added || err != nil {
+		t.Fatalf("adding a volume key: %t, %v", added, err)
+	}
+	k1, k2 := d[VolumeKeyFile], other[VolumeKeyFile]
 	if len(k1) != VolumeKeySize || bytes.Equal(k1, k2) {
 		t.Errorf("volume keys of %d and %d bytes, equal %t", len(k1), len(k2), bytes.Equal(k1, k2))
+	}
+	if added, _ := AddVolumeKey(d, nil); added || !bytes.Equal(d[VolumeKeyFile], k1) {
+		t.Error("a volume key was replaced")
 	}
 	delete(d, KeystoreFile)
 	if m := Missing(d); len(m) != 1 || m[0] != KeystoreFile {
