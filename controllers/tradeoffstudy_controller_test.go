@@ -98,7 +98,7 @@ func finishRepetition(t *testing.T, g Gomega, st *v1alpha1.TradeoffStudy, ops fu
 	name := st.Status.Schedule[pos]
 	cell := cellOf(g, st, name)
 	k := study.Repetition(st.Status.Schedule, pos)
-	bench := study.BenchmarkName(cell.Datastore, k)
+	bench := study.BenchmarkName(&cell, k)
 	if k == 0 {
 		finishJob(t, g, bench+"-load", 0, summaryJSON(t, "load", 1000, 0))
 	}
@@ -188,7 +188,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 			now := getStudy(g, "st")
 			var b v1alpha1.DatastoreBenchmark
 			_ = env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default",
-				Name: study.BenchmarkName(cellOf(g, st, st.Status.Schedule[before]).Datastore, study.Repetition(st.Status.Schedule, int(before)))}, &b)
+				Name: study.BenchmarkName(ptr.To(cellOf(g, st, st.Status.Schedule[before])), study.Repetition(st.Status.Schedule, int(before)))}, &b)
 			var jobs batchv1.JobList
 			_ = env.Client.List(context.Background(), &jobs, client.InNamespace("default"))
 			var seen []string
@@ -211,7 +211,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	step()
 	g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "st").Status.Phase).To(Equal(v1alpha1.StudyPaused)) }).Should(Succeed())
 	next := getStudy(g, "st")
-	pending := study.BenchmarkName(cellOf(g, next, next.Status.Schedule[next.Status.NextRun]).Datastore, study.Repetition(next.Status.Schedule, int(next.Status.NextRun)))
+	pending := study.BenchmarkName(ptr.To(cellOf(g, next, next.Status.Schedule[next.Status.NextRun])), study.Repetition(next.Status.Schedule, int(next.Status.NextRun)))
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: pending}, &v1alpha1.DatastoreBenchmark{}))
 	}, 2*time.Second).Should(BeTrue(), "a paused study starts no repetition")
@@ -361,7 +361,7 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 			MatchRegexp(`^round 1 waits for the cells to warm up, one at a time: wt-(plain|tls)-on-1 \(Loading\)$`))
 	}).Should(Succeed())
 	firstStudy := getStudy(g, "wt")
-	firstBench := study.BenchmarkName(cellOf(g, firstStudy, firstStudy.Status.Schedule[0]).Datastore, 0)
+	firstBench := study.BenchmarkName(ptr.To(cellOf(g, firstStudy, firstStudy.Status.Schedule[0])), 0)
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: firstBench}, &v1alpha1.DatastoreBenchmark{}))
 	}, 2*time.Second).Should(BeTrue(), "no measured run while a cell is still cold")
@@ -385,4 +385,32 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))
 	g.Expect(env.Client.Patch(context.Background(), &v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: "wt", Namespace: "default"}}, patch)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "wt").Status.Phase).To(Equal(v1alpha1.StudyCancelled)) }).Should(Succeed())
+}
+
+// Value sizes are the workload's, not the datastore's: a study of two profiles at two value
+// sizes runs two datastores, not four, each shared by the cells of its profile.
+func TestStudyCellsOfOneProfileShareADatastoreAcrossValueSizes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	create(t, plaintextProfile("sizes-plain"))
+	create(t, tls13Profile("sizes-tls", "TLS_AES_128_GCM_SHA256"))
+	s := closedLoopStudy("sizes", "sizes-plain", "sizes-tls")
+	s.Spec.Matrix.ClusterSizes, s.Spec.Matrix.FieldLengths = []int32{1}, []int32{10, 1000}
+	create(t, s)
+	g.Eventually(func(g Gomega) {
+		var list v1alpha1.SecuredDatastoreList
+		g.Expect(env.Client.List(ctx, &list, client.InNamespace("default"), client.MatchingLabels{study.StudyLabel: "sizes"})).To(Succeed())
+		var names []string
+		for _, ds := range list.Items {
+			names = append(names, ds.Name)
+			g.Expect(ds.Labels).NotTo(HaveKey(study.CellLabel), "datastore %s is shared by two cells", ds.Name)
+			g.Expect(ds.OwnerReferences).To(HaveLen(1))
+		}
+		g.Expect(names).To(ConsistOf("sizes-c0", "sizes-c2"))
+		st := getStudy(g, "sizes")
+		g.Expect(st.Status.Cells).To(HaveLen(4))
+		g.Expect(cellOf(g, st, "sizes-tls-on-1-f1000").Datastore).To(Equal("sizes-c2"))
+		g.Expect(cellOf(g, st, "sizes-tls-on-1-f1000").BenchmarkPrefix).To(Equal("sizes-c3"))
+	}).Should(Succeed())
+	g.Expect(env.Client.Delete(ctx, s)).To(Succeed())
 }

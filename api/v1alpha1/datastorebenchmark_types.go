@@ -73,6 +73,14 @@ type Workload struct {
 	// +kubebuilder:validation:Maximum=1048576
 	FieldLength *int32 `json:"fieldLength,omitempty"`
 
+	// table the records live in (YCSB table), in the benchmark's keyspace or namespace.
+	// Defaults to usertable. Benchmarks of different record shapes against one datastore need
+	// tables of their own: a load overwrites the records of the same keys.
+	// +optional
+	// +kubebuilder:validation:MaxLength=48
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z][a-z0-9_]*$')",message="spec.workload.table must be a table name: a lower-case letter, then lower-case letters, digits or '_' (at most 48 characters), such as usertable"
+	Table string `json:"table,omitempty"`
+
 	// requestDistribution of keys. Defaults to the preset's (zipfian; latest for D).
 	// +optional
 	RequestDistribution RequestDistribution `json:"requestDistribution,omitempty"`

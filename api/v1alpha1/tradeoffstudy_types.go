@@ -68,6 +68,17 @@ type StudyMatrix struct {
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:Minimum=1
 	ClusterSizes []int32 `json:"clusterSizes,omitempty"`
+	// fieldLengths: value sizes in bytes (the workload's fieldLength, YCSB fieldlength) as a
+	// factor of their own, e.g. [10, 100, 1000, 10000] for how an encryption's overhead falls as
+	// values grow (seed 004, PACE). The cells of one profile, acceleration and size share a
+	// datastore, each value size in a table of its own (usertable_f<length>); the baseline is
+	// the baseline's cell of the same value size. Unset: one level, workload.fieldLength.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1048576
+	FieldLengths []int32 `json:"fieldLengths,omitempty"`
 }
 
 // StudyConstraints prune the matrix (step 2): cells whose profile violates them are reported as
@@ -195,13 +206,15 @@ type StudyCost struct {
 // and decision rule. Only paused and cancel can change after creation: the cells, the seeded
 // order and every run measured so far belong to the design they were planned from.
 // +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision) && has(self.background) == has(oldSelf.background) && (!has(self.background) || self.background == oldSelf.background) && has(self.steadyWarmUp) == has(oldSelf.steadyWarmUp) && (!has(self.steadyWarmUp) || self.steadyWarmUp == oldSelf.steadyWarmUp)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="!has(self.matrix.fieldLengths) || !has(self.workload.fieldLength)",message="spec.workload.fieldLength and spec.matrix.fieldLengths both set the value size: keep one (matrix.fieldLengths makes it a factor of the study)",fieldPath=".workload.fieldLength"
+// +kubebuilder:validation:XValidation:rule="!has(self.matrix.fieldLengths) || !has(self.workload.table)",message="spec.workload.table cannot be set with spec.matrix.fieldLengths: each value size gets a table of its own (usertable_f<length>); remove spec.workload.table",fieldPath=".workload.table"
 // +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.precision.maxRounds) || self.precision.maxRounds >= (has(self.repetitions) ? self.repetitions : 6)",message="spec.precision.maxRounds must be at least spec.repetitions (6 when unset): the study adds rounds after the planned ones, never fewer"
 type TradeoffStudySpec struct {
 	// template of every cell's SecuredDatastore: engine, version, topology and certificates. The
 	// matrix sets the encryption profile, acceleration and cluster size of each cell.
 	Template DatastoreTemplate `json:"template"`
-	// matrix of factors (step 1, the design space): profiles × acceleration × cluster sizes;
-	// every combination is a cell.
+	// matrix of factors (step 1, the design space): profiles × acceleration × cluster sizes ×
+	// value sizes; every combination is a cell.
 	Matrix StudyMatrix `json:"matrix"`
 	// constraints (step 2) prune cells whose profile misses a compliance preset or a minimum
 	// security rank; pruned cells are listed in status with the reason, never run.
@@ -290,6 +303,10 @@ type StudyCell struct {
 	Acceleration Acceleration `json:"acceleration"`
 	// nodes of the cell.
 	Nodes int32 `json:"nodes"`
+	// fieldLength: the cell's value size in bytes, when spec.matrix.fieldLengths makes it a
+	// factor.
+	// +optional
+	FieldLength int32 `json:"fieldLength,omitempty"`
 	// state of the cell.
 	State CellState `json:"state"`
 	// reason for Pruned or Failed.
@@ -336,9 +353,15 @@ type StudyCell struct {
 	// p99Micros: median p99 latency over repetitions (the slowest operation type of each).
 	// +optional
 	P99Micros int64 `json:"p99Micros,omitempty"`
-	// datastore created for the cell.
+	// datastore created for the cell; the cells of one profile, acceleration and size that
+	// differ in value size share it.
 	// +optional
 	Datastore string `json:"datastore,omitempty"`
+	// benchmarkPrefix of the names of the cell's DatastoreBenchmarks (<prefix>-r<repetition>,
+	// <prefix>-warm), where it differs from the datastore's name: cells sharing a datastore
+	// each have their own.
+	// +optional
+	BenchmarkPrefix string `json:"benchmarkPrefix,omitempty"`
 	// runs: the valid repetitions measured so far, in the order they ran.
 	// +optional
 	// +listType=atomic

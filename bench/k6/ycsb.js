@@ -29,6 +29,8 @@
 //   YCSB_VERIFY_CONSISTENCY  consistency of those reads; ALL
 //   YCSB_SUMMARY_FILE     also write the JSON summary here (the operator uses /dev/termination-log)
 //   CQL_HOSTS             host[:port],...; 127.0.0.1     CQL_KEYSPACE  ycsb
+//   CQL_TABLE             the records' table; usertable (one per record shape: a load
+//                         overwrites the records of the same keys)
 //   CQL_CONSISTENCY       ONE                             CQL_REPLICATION_FACTOR  1 (load)
 //   CQL_CONNECTIONS_PER_HOST  connections per node, each multiplexing requests; 2
 //   CQL_TLS_PROTOCOL / CQL_TLS_CIPHER_SUITE   pin TLS to exactly this protocol and suite
@@ -112,6 +114,7 @@ const wl = workload({
 const db = cql({
   hosts: (env.CQL_HOSTS || '127.0.0.1').split(','),
   keyspace: env.CQL_KEYSPACE || 'ycsb',
+  table: env.CQL_TABLE || 'usertable',
   consistency: env.CQL_CONSISTENCY || 'ONE',
   connectionsPerHost: num('CQL_CONNECTIONS_PER_HOST', 0),
   retries: num('CQL_RETRIES', 0),

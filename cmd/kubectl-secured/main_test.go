@@ -47,7 +47,7 @@ func TestStudyReport(t *testing.T) {
 	cells := study.Cells("cli", &st.Spec, map[string]study.Profile{"plain": {}, "tls": {Rank: 120}})
 	for i, ops := range []int64{1000, 780} {
 		for k := range 4 {
-			cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{Benchmark: study.BenchmarkName(cells[i].Datastore, k), ThroughputOpsPerSec: ops + int64(7*k)})
+			cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{Benchmark: study.BenchmarkName(&cells[i], k), ThroughputOpsPerSec: ops + int64(7*k)})
 		}
 	}
 	st.Status = v1alpha1.TradeoffStudyStatus{Phase: v1alpha1.StudyRunning, Seed: ptr.To[int64](1), Cells: cells,

@@ -20,7 +20,8 @@ command -v debootstrap >/dev/null || {
 }
 echo "rootfs: debootstrap $suite for $name (about a minute)..." >&2
 start=$SECONDS
-work=$(mktemp -d "$root/bin/rootfs-work.XXXXXX")
+# A leading underscore keeps the go tool out of it (go vet ./... while an image builds).
+work=$(mktemp -d "$root/bin/_rootfs-work.XXXXXX")
 trap '$sudo rm -rf "$work"' EXIT
 mkdir -p "$(dirname "$out")"
 include=$(IFS=,; echo "$*")

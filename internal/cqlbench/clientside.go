@@ -21,18 +21,18 @@ type ClientSide struct {
 // cellCrypt is one client's buffers for sealing and opening, reused between operations.
 type cellCrypt struct {
 	cs     ClientSide
-	prefix string // "<keyspace>.usertable/"
+	prefix string // "<keyspace>.<table>/"
 	ctx    []byte
 	env    []byte
 	plain  []byte
 	text   [][]byte // per field: the base64 envelope bound for the statement
 }
 
-func newCellCrypt(cs ClientSide, keyspace string, fields int) *cellCrypt {
-	return &cellCrypt{cs: cs, prefix: keyspace + ".usertable/", text: make([][]byte, fields)}
+func newCellCrypt(cs ClientSide, table string, fields int) *cellCrypt {
+	return &cellCrypt{cs: cs, prefix: table + "/", text: make([][]byte, fields)}
 }
 
-// appendContext appends a cell's binding: keyspace.usertable/key/fieldN.
+// appendContext appends a cell's binding: keyspace.table/key/fieldN.
 func appendContext[K string | []byte](dst []byte, prefix string, key K, field int) []byte {
 	return strconv.AppendInt(append(append(append(dst, prefix...), key...), "/field"...), int64(field), 10)
 }

@@ -6,6 +6,7 @@ package cqlbench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +34,11 @@ const DefaultPort = 9042
 type Options struct {
 	// Hosts are host or host:port (DefaultPort when omitted).
 	Hosts []string
-	// Keyspace holding YCSB's usertable; "ycsb" when empty.
+	// Keyspace holding the records' table; "ycsb" when empty.
 	Keyspace string
+	// Table of the records; YCSB's "usertable" when empty. Workloads of different record
+	// shapes against one cluster need tables of their own.
+	Table string
 	// Consistency of reads and writes; YCSB's default, ONE, when zero.
 	Consistency gocql.Consistency
 	// TLS pins the session; nil is plaintext.
@@ -100,6 +105,9 @@ type TLS struct {
 	Config *tls.Config
 }
 
+// identifier: a CQL name that needs no quotes, as YCSB's keyspace and table are.
+var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+
 // ErrNotFound is a read of a key with no record: YCSB counts it as a failed read.
 var ErrNotFound = errors.New("no record with this key")
 
@@ -109,6 +117,7 @@ type Store struct {
 	wire       *wire // nil when the operations go through gocql
 	dialer     *dialer
 	ks         string
+	table      string // keyspace.table
 	fields     int
 	retries    int
 	clientSide *ClientSide
@@ -167,9 +176,15 @@ func Open(o Options) (*Store, error) {
 	if cs := o.ClientSide; cs != nil && (cs.Codec == nil || cs.Fields < 1 || cs.Fields > o.FieldCount) {
 		return nil, fmt.Errorf("client-side encryption of %d fields: give a codec and from 1 to fieldCount (%d) fields", cs.Fields, o.FieldCount)
 	}
-	if s.ks == "" {
-		s.ks = "ycsb"
+	s.ks = cmp.Or(s.ks, "ycsb")
+	table := cmp.Or(o.Table, "usertable")
+	// Both reach CQL statements as text: identifiers that need no quoting, or nothing.
+	for _, id := range []struct{ what, name string }{{"keyspace", s.ks}, {"table", table}} {
+		if !identifier.MatchString(id.name) {
+			return nil, fmt.Errorf("%s %q: give a CQL name of a lower-case letter, then lower-case letters, digits or '_' (at most 48 characters)", id.what, id.name)
+		}
 	}
+	s.table = s.ks + "." + table
 	s.dialer = &dialer{plain: net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: c.SocketKeepalive}, fallback: o.PlaintextFallback}
 	if o.TLS != nil {
 		cfg := o.TLS.Config
@@ -194,7 +209,7 @@ func Open(o Options) (*Store, error) {
 }
 
 func (s *Store) prepareStatements() {
-	table := s.ks + ".usertable"
+	table := s.table
 	cols, marks := []string{"y_id"}, []string{"?"}
 	for i := range s.fields {
 		cols, marks = append(cols, ycsb.FieldName(i)), append(marks, "?")
@@ -216,7 +231,7 @@ func (s *Store) prepareStatements() {
 	}
 }
 
-// CreateSchema creates YCSB's keyspace and usertable if they do not exist, with the given
+// CreateSchema creates the keyspace and the records' table if they do not exist, with the given
 // replication factor (SimpleStrategy, as YCSB's documentation does). A keyspace that exists is
 // left alone without asking: a benchmark role may use its keyspace but not create keyspaces,
 // and Cassandra checks that right before it looks whether the keyspace exists.
@@ -234,7 +249,7 @@ func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
 	case err != nil:
 		return fmt.Errorf("looking for keyspace %s: %w", s.ks, err)
 	}
-	stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.usertable (y_id varchar PRIMARY KEY, %s)", s.ks, strings.Join(fields, ", ")))
+	stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (y_id varchar PRIMARY KEY, %s)", s.table, strings.Join(fields, ", ")))
 	for _, stmt := range stmts {
 		if err := s.session.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
 			return fmt.Errorf("%s: %w", stmt, err)
@@ -303,7 +318,7 @@ func (s *Store) Client() *Client {
 		}
 		return c
 	}
-	c.crypt = newCellCrypt(*s.clientSide, s.ks, s.fields)
+	c.crypt = newCellCrypt(*s.clientSide, s.table, s.fields)
 	c.wire.onRow = c.openRow
 	for i := range c.row {
 		c.row[i] = &sealedColumn{c: c.crypt, key: &c.key, field: i - 1}
@@ -404,7 +419,7 @@ func (s *Store) Record(ctx context.Context, key string, consistency gocql.Consis
 	}
 	// A field that does not open is returned as stored: no write sealed those bytes, so the
 	// checker counts it corrupted, as it does a value damaged without client-side encryption.
-	crypt := newCellCrypt(*s.clientSide, s.ks, s.fields)
+	crypt := newCellCrypt(*s.clientSide, s.table, s.fields)
 	for i, f := range fields {
 		if v, err := crypt.open([]byte(key), i, f); err == nil {
 			fields[i] = bytes.Clone(v)

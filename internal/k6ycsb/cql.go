@@ -25,6 +25,7 @@ import (
 type cqlOptions struct {
 	Hosts              []string    `js:"hosts"`
 	Keyspace           string      `js:"keyspace"`
+	Table              string      `js:"table"`
 	Consistency        string      `js:"consistency"`
 	Profile            string      `js:"profile"`
 	ConnectionsPerHost int         `js:"connectionsPerHost"`
@@ -131,7 +132,7 @@ func (m *module) cql(opts sobek.Value) *DB {
 
 // settings checks the options and turns them into the binding's.
 func (o cqlOptions) settings(fieldCount int) (cqlbench.Options, error) {
-	s := cqlbench.Options{Hosts: o.Hosts, Keyspace: o.Keyspace, ConnectionsPerHost: o.ConnectionsPerHost, FieldCount: fieldCount, Retries: o.Retries}
+	s := cqlbench.Options{Hosts: o.Hosts, Keyspace: o.Keyspace, Table: o.Table, ConnectionsPerHost: o.ConnectionsPerHost, FieldCount: fieldCount, Retries: o.Retries}
 	if o.Retries < 0 {
 		return s, fmt.Errorf("ycsb.cql retries %d: give 0 (a failed statement counts as failed) or more", o.Retries)
 	}

@@ -16,8 +16,9 @@ import (
 // by round, says how much more capacity the profile loses without hardware AES. Comparing the
 // two overheads' intervals instead would add both cells' noise twice and discard the pairing.
 type AccelerationEffect struct {
-	Profile string `json:"profile"`
-	Nodes   int32  `json:"nodes"`
+	Profile     string `json:"profile"`
+	Nodes       int32  `json:"nodes"`
+	FieldLength int32  `json:"fieldLength,omitempty"`
 	// Comparison: Overhead is the further fraction of capacity the profile loses with AES
 	// emulated off, on the report's overhead metric; negative when it loses less.
 	Comparison stats.Comparison `json:"comparison"`
@@ -36,9 +37,11 @@ func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Stud
 		if on.Acceleration != v1alpha1.AccelerationAvailable || on.Profile == spec.Matrix.Baseline || on.State == v1alpha1.CellFailed {
 			continue
 		}
-		off := cellAt(cells, on.Profile, v1alpha1.AccelerationEmulatedOff, on.Nodes)
-		baseOn := cellAt(cells, spec.Matrix.Baseline, v1alpha1.AccelerationAvailable, on.Nodes)
-		baseOff := cellAt(cells, spec.Matrix.Baseline, v1alpha1.AccelerationEmulatedOff, on.Nodes)
+		withOff := settingOf(on)
+		withOff.acceleration = v1alpha1.AccelerationEmulatedOff
+		off := cellAt(cells, on.Profile, withOff)
+		baseOn := cellAt(cells, spec.Matrix.Baseline, settingOf(on))
+		baseOff := cellAt(cells, spec.Matrix.Baseline, withOff)
 		if off == nil || off.State == v1alpha1.CellFailed || baseOn == nil || baseOff == nil {
 			continue
 		}
@@ -54,14 +57,38 @@ func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Stud
 		if len(ratioOn) == 0 {
 			continue
 		}
-		out = append(out, AccelerationEffect{Profile: on.Profile, Nodes: on.Nodes, Comparison: stats.ComparePaired(ratioOn, ratioOff)})
+		out = append(out, AccelerationEffect{Profile: on.Profile, Nodes: on.Nodes, FieldLength: on.FieldLength, Comparison: stats.ComparePaired(ratioOn, ratioOff)})
 	}
 	return out
 }
 
-func cellAt(cells []v1alpha1.StudyCell, profile string, acc v1alpha1.Acceleration, nodes int32) *v1alpha1.StudyCell {
+// setting is what a cell shares with the baseline cell it is compared with: every factor but
+// the profile.
+type setting struct {
+	acceleration v1alpha1.Acceleration
+	nodes        int32
+	fieldLength  int32
+}
+
+func settingOf(c *v1alpha1.StudyCell) setting {
+	return setting{acceleration: c.Acceleration, nodes: c.Nodes, fieldLength: c.FieldLength}
+}
+
+// String names the setting in a report: "Available, 3 nodes, 100-byte values".
+func (s setting) String() string {
+	out := fmt.Sprintf("%s, %d nodes", s.acceleration, s.nodes)
+	if s.nodes == 1 {
+		out = fmt.Sprintf("%s, 1 node", s.acceleration)
+	}
+	if s.fieldLength > 0 {
+		out += fmt.Sprintf(", %d-byte values", s.fieldLength)
+	}
+	return out
+}
+
+func cellAt(cells []v1alpha1.StudyCell, profile string, s setting) *v1alpha1.StudyCell {
 	i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool {
-		return c.Profile == profile && c.Acceleration == acc && c.Nodes == nodes
+		return c.Profile == profile && settingOf(&c) == s
 	})
 	if i < 0 {
 		return nil
@@ -86,6 +113,9 @@ func (e AccelerationEffect) Sentence() string {
 	size := ""
 	if e.Nodes > 1 {
 		size = fmt.Sprintf(" on %d nodes", e.Nodes)
+	}
+	if e.FieldLength > 0 {
+		size += fmt.Sprintf(" with %d-byte values", e.FieldLength)
 	}
 	if !cmp.HasCI {
 		more := "more"

@@ -22,7 +22,7 @@ type Analysis struct {
 }
 
 // Analyze computes the statistics of every measured cell against the baseline of the same
-// acceleration and size, and the recommendation the decision rule picks.
+// setting (acceleration, size, value size), and the recommendation the decision rule picks.
 func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []v1alpha1.StudyCell) Analysis {
 	cells = slices.Clone(cells)
 	rep := Report{
@@ -47,7 +47,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 			cr.ServerCPUMicrosPerOp = ptr.To(stats.Median(cpu))
 			c.ServerCPUMicrosPerOp = decimal(*cr.ServerCPUMicrosPerOp)
 		}
-		if base := cellAt(cells, spec.Matrix.Baseline, c.Acceleration, c.Nodes); base != nil && base != c {
+		if base := cellAt(cells, spec.Matrix.Baseline, settingOf(c)); base != nil && base != c {
 			if cmp, ok := compare(base, c, throughput); ok {
 				c.OverheadPercent = percent(cmp.Overhead)
 				cr.Throughput = &cmp
@@ -105,7 +105,7 @@ const method = "Throughput per cell: median of the valid repetitions, 95% confid
 	"one at a time once all are up, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, which also loads the data and whose " +
 	"figures are discarded), and every run warms up for spec.warmUp. Overhead: 1 - exp(Hodges-Lehmann estimate of the log " +
 	"throughput ratio of the cell's run to the baseline's run of the same round, the baseline of the same " +
-	"acceleration and cluster size), with the 95% interval that inverts the two-sided Wilcoxon signed-rank test " +
+	"acceleration, cluster size and value size), with the 95% interval that inverts the two-sided Wilcoxon signed-rank test " +
 	"(exact without ties). Paired because runs of one round share the machine's state (a neighbour's load, " +
 	"compactions, warm-up), which a shared machine changes from round to round by more than TLS costs; the ratio " +
 	"cancels it. Rank-based because a few runs are neither normal nor free of outliers; the signed-rank test needs 6 " +
@@ -248,16 +248,17 @@ func preference(spec *v1alpha1.TradeoffStudySpec, c *v1alpha1.StudyCell) float64
 	return 0
 }
 
-// frontier: per acceleration and size, the cells not dominated in (preference, throughput).
+// frontier: per setting (acceleration, size, value size), the cells not dominated in
+// (preference, throughput).
 func frontier(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) []string {
-	groups := map[string][]stats.Point{}
-	var keys []string
+	groups := map[setting][]stats.Point{}
+	var keys []setting
 	for i := range cells {
 		c := &cells[i]
 		if len(c.Runs) == 0 {
 			continue
 		}
-		key := fmt.Sprintf("%s/%d", c.Acceleration, c.Nodes)
+		key := settingOf(c)
 		if _, ok := groups[key]; !ok {
 			keys = append(keys, key)
 		}

@@ -38,24 +38,20 @@ func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, me
 }
 
 // NothingCompared says why a study whose schedule ran has no overhead to report, or "" when it
-// has one: some compared cell and the baseline of its acceleration and size were measured.
+// has one: some compared cell and the baseline of its setting were measured.
 func NothingCompared(cells []v1alpha1.StudyCell, baseline string) string {
-	type setting struct {
-		acceleration v1alpha1.Acceleration
-		nodes        int32
-	}
 	measured := map[setting]bool{} // baseline cells with runs
-	for _, c := range cells {
-		if c.Profile == baseline && len(c.Runs) > 0 {
-			measured[setting{c.Acceleration, c.Nodes}] = true
+	for i := range cells {
+		if c := &cells[i]; c.Profile == baseline && len(c.Runs) > 0 {
+			measured[settingOf(c)] = true
 		}
 	}
 	failed := 0
-	for _, c := range cells {
-		switch {
+	for i := range cells {
+		switch c := &cells[i]; {
 		case c.State == v1alpha1.CellFailed:
 			failed++
-		case c.Profile != baseline && len(c.Runs) > 0 && measured[setting{c.Acceleration, c.Nodes}]:
+		case c.Profile != baseline && len(c.Runs) > 0 && measured[settingOf(c)]:
 			return ""
 		}
 	}

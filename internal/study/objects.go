@@ -18,6 +18,8 @@ const StudyLabel = "datastore.secured.dev/study"
 // CellLabel names the cell a datastore or benchmark belongs to.
 const CellLabel = "datastore.secured.dev/cell"
 
+// labels of a study's object; cell is nil for the study's own objects and for a datastore that
+// cells share.
 func labels(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) map[string]string {
 	l := map[string]string{StudyLabel: study.Name, "app.kubernetes.io/managed-by": "secured-datastore-operator"}
 	if cell != nil && len(cell.Name) <= 63 {
@@ -27,13 +29,18 @@ func labels(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) map[string]
 }
 
 // Datastore is the cell's SecuredDatastore: the template with the cell's profile, size and
-// acceleration. Each cell has its own: switching one datastore between profiles is a rolling
-// restart per switch, which interleaved repetitions would pay at every step.
+// acceleration. Each profile, acceleration and size has its own: switching one datastore
+// between profiles is a rolling restart per switch, which interleaved repetitions would pay at
+// every step. Cells that differ in value size only share it, and it carries no cell label.
 func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.SecuredDatastore {
 	t := study.Spec.Template
+	owner := cell
+	if cell.FieldLength > 0 {
+		owner = nil
+	}
 	ds := &v1alpha1.SecuredDatastore{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "SecuredDatastore"},
-		ObjectMeta: metav1.ObjectMeta{Name: cell.Datastore, Namespace: study.Namespace, Labels: labels(study, cell)},
+		ObjectMeta: metav1.ObjectMeta{Name: cell.Datastore, Namespace: study.Namespace, Labels: labels(study, owner)},
 		Spec: v1alpha1.SecuredDatastoreSpec{
 			Engine: t.Engine, Version: t.Version, Image: t.Image,
 			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: cell.Profile},
@@ -67,7 +74,7 @@ func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha
 // measured again because the machine was busy gets a benchmark of its own, named after the
 // attempt.
 func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *v1alpha1.DatastoreBenchmark {
-	name, attempt := BenchmarkName(cell.Datastore, k), Attempt(cell, k+1)
+	name, attempt := BenchmarkName(cell, k), Attempt(cell, k+1)
 	if attempt > 0 {
 		name += fmt.Sprintf("-a%d", attempt)
 	}
@@ -76,7 +83,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
-			Workload:    study.Spec.Workload,
+			Workload:    workload(study, cell),
 			Load:        study.Spec.Load,
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
@@ -92,6 +99,16 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
 	}
 	return b
+}
+
+// workload of the cell's benchmarks: the study's, with the cell's value size in a table of its
+// own where value sizes are a factor.
+func workload(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) v1alpha1.Workload {
+	w := *study.Spec.Workload.DeepCopy()
+	if cell.FieldLength > 0 {
+		w.FieldLength, w.Table = ptr.To(cell.FieldLength), Table(cell.FieldLength)
+	}
+	return w
 }
 
 // WarmsFirst: every cell warms up before round 1, one at a time, where a run cannot judge its
@@ -111,7 +128,7 @@ const warmUpWindow = 5 * time.Second
 // the study's load (WarmsFirst). Nothing it measures counts.
 func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.DatastoreBenchmark {
 	spec := &study.Spec
-	w := spec.Workload
+	w := workload(study, cell)
 	if w.OperationCount == nil {
 		w.Duration = &metav1.Duration{Duration: warmUpWindow}
 	}
@@ -121,7 +138,7 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v
 	}
 	return &v1alpha1.DatastoreBenchmark{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
-		ObjectMeta: metav1.ObjectMeta{Name: cell.Datastore + "-warm", Namespace: study.Namespace, Labels: labels(study, cell)},
+		ObjectMeta: metav1.ObjectMeta{Name: benchmarkPrefix(cell) + "-warm", Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
 			Workload:    w,

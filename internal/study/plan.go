@@ -49,13 +49,36 @@ func ClusterSizes(m v1alpha1.StudyMatrix) []int32 {
 	return m.ClusterSizes
 }
 
-// CellName names a combination of factors, e.g. tls13-aes128-on-3.
-func CellName(profile string, acc v1alpha1.Acceleration, nodes int32) string {
+// FieldLengths of the matrix: the value sizes that are a factor, or a single 0 (the
+// workload's own) when they are not.
+func FieldLengths(m v1alpha1.StudyMatrix) []int32 {
+	if len(m.FieldLengths) == 0 {
+		return []int32{0}
+	}
+	return m.FieldLengths
+}
+
+// CellName names a combination of factors, e.g. tls13-aes128-on-3, or tls13-aes128-on-3-f100
+// where value sizes are a factor.
+func CellName(profile string, acc v1alpha1.Acceleration, nodes, fieldLength int32) string {
 	level := "on"
 	if acc == v1alpha1.AccelerationEmulatedOff {
 		level = "off"
 	}
-	return fmt.Sprintf("%s-%s-%d", profile, level, nodes)
+	name := fmt.Sprintf("%s-%s-%d", profile, level, nodes)
+	if fieldLength > 0 {
+		name += fmt.Sprintf("-f%d", fieldLength)
+	}
+	return name
+}
+
+// Table of a value size's records: cells that share a datastore must not overwrite each
+// other's records. "" (the benchmark's default) where value sizes are no factor.
+func Table(fieldLength int32) string {
+	if fieldLength == 0 {
+		return ""
+	}
+	return fmt.Sprintf("usertable_f%d", fieldLength)
 }
 
 // DatastoreName of the i-th cell: short and stable, since the datastore's own objects (pods,
@@ -64,21 +87,31 @@ func DatastoreName(study string, i int) string { return fmt.Sprintf("%s-c%d", st
 
 // Cells is steps 1 and 2 of the evidence process: every combination of the matrix's factors,
 // with the cells whose profile violates a constraint marked Pruned and the reason. The
-// baseline is never pruned: it is the reference every overhead is computed against.
+// baseline is never pruned: it is the reference every overhead is computed against. The
+// cells of one profile, acceleration and size that differ in value size share a datastore
+// (named after the first of them), since the value size is the workload's, not the
+// datastore's; each keeps benchmarks of its own name.
 func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]Profile) []v1alpha1.StudyCell {
 	var cells []v1alpha1.StudyCell
+	lengths := FieldLengths(spec.Matrix)
 	for _, nodes := range ClusterSizes(spec.Matrix) {
 		for _, acc := range Accelerations(spec.Matrix) {
 			for _, name := range spec.Matrix.Profiles {
 				p := profiles[name]
-				cell := v1alpha1.StudyCell{
-					Name: CellName(name, acc, nodes), Profile: name, Acceleration: acc, Nodes: nodes,
-					State: v1alpha1.CellPending, Rank: p.Rank, Datastore: DatastoreName(study, len(cells)),
+				datastore := DatastoreName(study, len(cells))
+				for _, length := range lengths {
+					cell := v1alpha1.StudyCell{
+						Name: CellName(name, acc, nodes, length), Profile: name, Acceleration: acc, Nodes: nodes, FieldLength: length,
+						State: v1alpha1.CellPending, Rank: p.Rank, Datastore: datastore,
+					}
+					if own := DatastoreName(study, len(cells)); own != datastore {
+						cell.BenchmarkPrefix = own
+					}
+					if reason := violation(spec.Constraints, p); reason != "" && name != spec.Matrix.Baseline {
+						cell.State, cell.Reason, cell.Datastore, cell.BenchmarkPrefix = v1alpha1.CellPruned, reason, "", ""
+					}
+					cells = append(cells, cell)
 				}
-				if reason := violation(spec.Constraints, p); reason != "" && name != spec.Matrix.Baseline {
-					cell.State, cell.Reason, cell.Datastore = v1alpha1.CellPruned, reason, ""
-				}
-				cells = append(cells, cell)
 			}
 		}
 	}
@@ -139,4 +172,15 @@ func Repetition(schedule []string, position int) int {
 }
 
 // BenchmarkName of a cell's k-th repetition.
-func BenchmarkName(datastore string, k int) string { return fmt.Sprintf("%s-r%d", datastore, k) }
+func BenchmarkName(cell *v1alpha1.StudyCell, k int) string {
+	return fmt.Sprintf("%s-r%d", benchmarkPrefix(cell), k)
+}
+
+// benchmarkPrefix of a cell's benchmarks: its datastore's name where the cell has the
+// datastore to itself (and in studies planned before datastores were shared).
+func benchmarkPrefix(cell *v1alpha1.StudyCell) string {
+	if cell.BenchmarkPrefix != "" {
+		return cell.BenchmarkPrefix
+	}
+	return cell.Datastore
+}

@@ -58,6 +58,7 @@ type CellReport struct {
 	Profile          string          `json:"profile"`
 	Acceleration     string          `json:"acceleration"`
 	Nodes            int32           `json:"nodes"`
+	FieldLength      int32           `json:"fieldLength,omitempty"`
 	Rank             int32           `json:"rank"`
 	State            string          `json:"state"`
 	Reason           string          `json:"reason,omitempty"`
@@ -101,7 +102,7 @@ type RunCost struct {
 }
 
 func cellReport(c *v1alpha1.StudyCell) CellReport {
-	r := CellReport{Name: c.Name, Profile: c.Profile, Acceleration: string(c.Acceleration), Nodes: c.Nodes,
+	r := CellReport{Name: c.Name, Profile: c.Profile, Acceleration: string(c.Acceleration), Nodes: c.Nodes, FieldLength: c.FieldLength,
 		Rank: c.Rank, State: string(c.State), Reason: c.Reason, Runs: []int64{}}
 	for _, run := range c.Runs {
 		r.Runs = append(r.Runs, run.ThroughputOpsPerSec)

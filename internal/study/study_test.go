@@ -116,7 +116,7 @@ func measured(t *testing.T) []v1alpha1.StudyCell {
 		}
 		c.State = v1alpha1.CellDone
 		for k, j := range jitter {
-			c.Runs = append(c.Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(c.Datastore, k), Round: int32(k + 1), ThroughputOpsPerSec: centre[c.Name] + j,
+			c.Runs = append(c.Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(c, k), Round: int32(k + 1), ThroughputOpsPerSec: centre[c.Name] + j,
 				P99Micros: 2000 + j, ClientCPUMicrosPerOp: strconv.Itoa(40 + k)})
 		}
 	}
@@ -262,7 +262,7 @@ func setRuns(cells []v1alpha1.StudyCell, name string, throughputs ...int64) {
 	i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == name })
 	cells[i].Runs = nil
 	for k, v := range throughputs {
-		cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(cells[i].Datastore, k), Round: int32(k + 1), ThroughputOpsPerSec: v, P99Micros: 2000})
+		cells[i].Runs = append(cells[i].Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(&cells[i], k), Round: int32(k + 1), ThroughputOpsPerSec: v, P99Micros: 2000})
 	}
 }
 
@@ -598,5 +598,83 @@ func TestHardwareAESEffectIsPairedByRound(t *testing.T) {
 	}
 	if want := "(5 paired rounds, too few for a 95% interval)"; !strings.Contains(five.Text(), "tls13-aes128gcm: with AES emulated off it loses 12.") || !strings.Contains(five.Text(), want) {
 		t.Errorf("five rounds must give the estimate without an interval:\n%s", five.Text())
+	}
+}
+
+// Value sizes are a factor of their own (seed 004's question): the cells of one profile share
+// a datastore, each value size loads a table of its own, and a cell's overhead is against the
+// baseline of the same value size, not against whichever baseline ran fastest.
+func TestValueSizesShareADatastoreAndCompareWithTheirOwnBaseline(t *testing.T) {
+	s := spec()
+	s.Matrix = v1alpha1.StudyMatrix{Profiles: []string{"plaintext", "tls13-aes128gcm", "openvpn"}, Baseline: "plaintext",
+		ClusterSizes: []int32{1}, FieldLengths: []int32{10, 10000}}
+	cells := Cells("s", s, profiles)
+	type want struct{ name, datastore, prefix string }
+	var got []want
+	for _, c := range cells {
+		got = append(got, want{c.Name, c.Datastore, c.BenchmarkPrefix})
+	}
+	if !slices.Equal(got, []want{
+		{"plaintext-on-1-f10", "s-c0", ""}, {"plaintext-on-1-f10000", "s-c0", "s-c1"},
+		{"tls13-aes128gcm-on-1-f10", "s-c2", ""}, {"tls13-aes128gcm-on-1-f10000", "s-c2", "s-c3"},
+		{"openvpn-on-1-f10", "", ""}, {"openvpn-on-1-f10000", "", ""}, // pruned: no NIST preset
+	}) {
+		t.Fatalf("cells (name, datastore, benchmark prefix):\n%v", got)
+	}
+	st := &v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Spec: *s}
+	names := map[string]bool{}
+	for i := range cells[:4] {
+		c := &cells[i]
+		b := Benchmark(st, c, 0)
+		if w := b.Spec.Workload; ptr.Deref(w.FieldLength, 0) != c.FieldLength || w.Table != fmt.Sprintf("usertable_f%d", c.FieldLength) || b.Spec.Target.DatastoreRef.Name != c.Datastore {
+			t.Errorf("%s: benchmark %s measures fieldLength %v in table %q of %s", c.Name, b.Name, w.FieldLength, w.Table, b.Spec.Target.DatastoreRef.Name)
+		}
+		for _, name := range []string{b.Name, WarmUpBenchmark(st, c).Name} {
+			if names[name] {
+				t.Errorf("benchmark name %s used twice", name)
+			}
+			names[name] = true
+		}
+		if _, own := Datastore(st, c).Labels[CellLabel]; own {
+			t.Errorf("datastore %s is shared by two cells but labelled with %s's name", c.Datastore, c.Name)
+		}
+	}
+	if s.Workload.FieldLength != nil || s.Workload.Table != "" {
+		t.Errorf("building a cell's benchmark changed the study's workload: %+v", s.Workload)
+	}
+
+	// Small values: TLS costs 30%; large values: 5%. The large-value baseline is 20 times
+	// slower, so comparing across value sizes would call TLS on small values 14 times faster.
+	ops := map[string]float64{
+		"plaintext-on-1-f10": 20000, "tls13-aes128gcm-on-1-f10": 14000,
+		"plaintext-on-1-f10000": 1000, "tls13-aes128gcm-on-1-f10000": 950,
+	}
+	drift := []float64{1.0, 1.2, 0.8, 1.1, 0.9, 1.05}
+	for i := range cells[:4] {
+		c := &cells[i]
+		c.State = v1alpha1.CellDone
+		for k, d := range drift {
+			c.Runs = append(c.Runs, v1alpha1.StudyRun{Benchmark: BenchmarkName(c, k), Round: int32(k + 1), ThroughputOpsPerSec: int64(ops[c.Name] * d)})
+		}
+	}
+	a := Analyze("s", s, 1, cells)
+	for name, overhead := range map[string]string{"tls13-aes128gcm-on-1-f10": "30.0", "tls13-aes128gcm-on-1-f10000": "5.0"} {
+		i := slices.IndexFunc(a.Cells, func(c v1alpha1.StudyCell) bool { return c.Name == name })
+		if got := a.Cells[i].OverheadPercent; got != overhead {
+			t.Errorf("%s: overhead %s%%, want %s%% against the baseline of its value size", name, got, overhead)
+		}
+	}
+	text := a.Report.Text()
+	for _, group := range []string{"Available, 1 node, 10-byte values", "Available, 1 node, 10000-byte values"} {
+		if !strings.Contains(text, group) {
+			t.Errorf("the text report does not group by value size (%q):\n%s", group, text)
+		}
+	}
+	// The decision weighs a profile's worst value size.
+	if c := a.Report.Candidates; len(c) < 2 || c[1].Cell != "tls13-aes128gcm-on-1-f10" {
+		t.Errorf("candidates %+v: tls13-aes128gcm's worst cell is its small-value one", c)
+	}
+	if msg := NothingCompared(a.Cells, "plaintext"); msg != "" {
+		t.Errorf("NothingCompared: %s", msg)
 	}
 }

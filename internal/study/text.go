@@ -12,7 +12,7 @@ import (
 // chartWidth is the width of the overhead bars in characters.
 const chartWidth = 40
 
-// Text renders the report for a terminal: per acceleration and cluster size, a bar of each
+// Text renders the report for a terminal: per setting (acceleration, cluster size, value size), a bar of each
 // profile's overhead against the baseline with its 95% interval drawn as [ ], and the
 // recommendation marked.
 func (r Report) Text() string {
@@ -31,10 +31,7 @@ func (r Report) Text() string {
 	fmt.Fprintf(&b, "Overhead on %s against %s, 95%% CI as [ ]; full width is %s%%\n", metricName(r.OverheadMetric), r.Baseline, percent(scale))
 	group := ""
 	for _, c := range r.Cells {
-		g := fmt.Sprintf("%s, %d nodes", c.Acceleration, c.Nodes)
-		if c.Nodes == 1 {
-			g = fmt.Sprintf("%s, 1 node", c.Acceleration)
-		}
+		g := setting{acceleration: v1alpha1.Acceleration(c.Acceleration), nodes: c.Nodes, fieldLength: c.FieldLength}.String()
 		if g != group {
 			group = g
 			fmt.Fprintf(&b, "\n%s\n", g)

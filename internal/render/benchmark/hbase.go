@@ -143,6 +143,9 @@ func driverProperties(j Job) (map[string]string, error) {
 	}
 	pods := int64(ClientPods(b))
 	props := wl.Properties()
+	if w.Table != "" {
+		props["table"] = w.Table
+	}
 	if j.Phase == PhaseRun {
 		// The warm-up and the measured window are the driver's (GatedWorkload), which ends the
 		// threads when the window is over: YCSB caps its threads at the operation count (0

@@ -276,6 +276,9 @@ func env(j Job) []corev1.EnvVar {
 	if w.FieldLength != nil {
 		add("YCSB_FIELD_LENGTH", strconv.Itoa(int(*w.FieldLength)))
 	}
+	if w.Table != "" {
+		add("CQL_TABLE", w.Table)
+	}
 	if w.RequestDistribution != "" {
 		add("YCSB_REQUEST_DISTRIBUTION", string(w.RequestDistribution))
 	}

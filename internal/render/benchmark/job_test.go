@@ -48,7 +48,7 @@ func TestJobsForADatastore(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "orders-a", Namespace: "shop"},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "orders"}},
-			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](50_000)},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](50_000), FieldLength: ptr.To[int32](1000), Table: "usertable_f1000"},
 			Load:     v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](3000), ClientPods: ptr.To[int32](2)},
 			WarmUp:   &metav1.Duration{Duration: 10 * time.Second},
 		},
@@ -260,7 +260,7 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "events-a", Namespace: "db"},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "events"}},
-			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](10_001)},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](10_001), Table: "usertable_f100"},
 			Load:     v1alpha1.Load{ClientPods: ptr.To[int32](2), VirtualUsers: ptr.To[int32](16)},
 		},
 	}
@@ -269,7 +269,7 @@ func TestHBaseJobsRunTheJVMDriver(t *testing.T) {
 		Job{Benchmark: b, Target: target, Phase: PhaseRun, Run: 0, Image: "secured.dev/ycsb-hbase:test", RemoteWriteURL: "http://prometheus.monitoring:9090/api/v1/write"},
 	)
 	golden.Check(t, "hbase-jobs.yaml", out)
-	for _, want := range []string{"- principal=client@EVENTS.DB", "- hbase.rpc.protection=privacy", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
+	for _, want := range []string{"- principal=client@EVENTS.DB", "- table=usertable_f100", "- hbase.rpc.protection=privacy", "insertstart=$((JOB_COMPLETION_INDEX * 5001))",
 		"- exportfile=/dev/termination-log", "- workload=dev.secured.ycsb.GatedWorkload", "- warmup.seconds=30", "- window.seconds=60", "- maxexecutiontime=150", "-Djava.security.krb5.conf=/etc/hbase/conf/krb5.conf", "secretName: events-client-keytab"} {
 		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) { // YAML folds long lines
 			t.Errorf("the Jobs lack %s", want)

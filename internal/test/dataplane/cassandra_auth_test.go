@@ -92,6 +92,20 @@ func TestPasswordAuthenticationClosesCassandra(t *testing.T) {
 	if err := client.Query("INSERT INTO ycsb.usertable (y_id, field0) VALUES ('k', 'v')").Exec(); err != nil {
 		t.Errorf("the client role cannot write its keyspace: %v", err)
 	}
+	// A study's value sizes share a datastore, each in a table of its own (usertable_f<length>).
+	sized, err := cqlbench.Open(cqlbench.Options{Hosts: []string{node.Address}, FieldCount: 2, Table: "usertable_f10",
+		Login: &cqlbench.Login{Username: plan.Client.Username, Password: plan.Client.Password},
+		TLS:   &cqlbench.TLS{Pin: pin, Config: &tls.Config{RootCAs: roots, ServerName: node.Address}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sized.Close()
+	if err := sized.CreateSchema(ctx, 1); err != nil {
+		t.Fatalf("the client role cannot create a second table in its keyspace: %v", err)
+	}
+	if err := client.Query("INSERT INTO ycsb.usertable_f10 (y_id, field0) VALUES ('k', 'v')").Exec(); err != nil {
+		t.Errorf("the second table is not there: %v", err)
+	}
 	for _, stmt := range []string{
 		"CREATE KEYSPACE other WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
 		"SELECT * FROM system_auth.roles",
