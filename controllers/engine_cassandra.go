@@ -266,7 +266,7 @@ func (e *cassandraEngine) rollout(s *datastoreScope) status.Rollout {
 		r.Updated = e.sts.Status.UpdatedReplicas
 	}
 	r.Serving = fmt.Sprintf("%d of %d nodes are up and serve CQL with the effective profile", r.Ready, r.Desired)
-	r.Problems = status.PodProblems(s.pods)
+	r.Problems = status.PodProblems(s.pods, cassandra.VolumeEncryptionContainer)
 	ds.Status.ReadyNodes = r.Ready
 	return r
 }

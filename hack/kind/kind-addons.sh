@@ -32,6 +32,9 @@ sed "s|IMAGE|${cm[netpol]}|" "$root/hack/kind/netpol.yaml" |
   "$kubectl" apply --server-side --field-manager=kind-addons -f - >/dev/null
 "$kubectl" -n kube-system rollout status daemonset/netpol --timeout=120s >&2
 
+# The "encryptable" StorageClass's node filesystems (ext4 -O encrypt), before its provisioner.
+"$root/hack/kind/encryptable-storage.sh"
+
 # The default StorageClass: volumes that non-root pods can write (see the manifest). The node
 # image's "standard" class uses another provisioner, and a class's provisioner is immutable.
 log "local-path-provisioner ${cm[local-path-provisioner]##*:}"

@@ -167,10 +167,16 @@ var waitingProblems = map[string]bool{
 	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
 }
 
+// maxLastWords bounds the part of a container's termination message a problem quotes.
+const maxLastWords = 400
+
 // PodProblems says what keeps pods from running that waiting will not fix: a pod the scheduler
 // cannot place, an image that cannot be pulled, a container that crashes again and again or
-// was killed at its memory limit. One sentence each, for Ready's message and an event.
-func PodProblems(pods []corev1.Pod) []string {
+// was killed at its memory limit. One sentence each, for Ready's message and an event. The
+// containers named in speaking are the operator's own commands, whose output holds no secret
+// (cmd/volume-encryption): when one of them fails, its last words say why, such as a volume
+// that cannot be encrypted. A datastore's own output is never quoted, since its logs may.
+func PodProblems(pods []corev1.Pod, speaking ...string) []string {
 	var out []string
 	for _, p := range pods {
 		for _, c := range p.Status.Conditions {
@@ -184,6 +190,9 @@ func PodProblems(pods []corev1.Pod) []string {
 				if w.Message != "" {
 					msg += ": " + w.Message
 				}
+				if t := c.LastTerminationState.Terminated; t != nil && t.Message != "" && slices.Contains(speaking, c.Name) {
+					msg += "; it said: " + lastWords(t.Message)
+				}
 				out = append(out, msg)
 			}
 			if t := c.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" {
@@ -192,4 +201,13 @@ func PodProblems(pods []corev1.Pod) []string {
 		}
 	}
 	return out
+}
+
+// lastWords is a termination message on one line, cut to maxLastWords.
+func lastWords(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > maxLastWords {
+		msg = msg[:maxLastWords] + "…"
+	}
+	return msg
 }

@@ -131,6 +131,10 @@ func TestPodProblems(t *testing.T) {
 	pod := func(name string, conds []corev1.PodCondition, containers ...corev1.ContainerStatus) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Conditions: conds, ContainerStatuses: containers}}
 	}
+	lastWords := func(name, msg string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: msg}}}
+	}
 	tests := map[string]struct {
 		pod  corev1.Pod
 		want []string
@@ -142,13 +146,17 @@ func TestPodProblems(t *testing.T) {
 		"unschedulable": {pod("ds-2", []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			Message: "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity"}}),
 			[]string{"pod ds-2 cannot be scheduled: 0/4 nodes are available: 4 node(s) didn't match Pod's node affinity"}},
+		"the operator's own command says why it fails": {pod("ds-0", nil, lastWords("volume-encryption", "volume-encryption: /var/lib/cassandra/encrypted: the filesystem\ndoes not support encryption\n")),
+			[]string{"pod ds-0 container volume-encryption: CrashLoopBackOff: back-off 10s; it said: volume-encryption: /var/lib/cassandra/encrypted: the filesystem does not support encryption"}},
+		"a datastore's own output is never quoted": {pod("ds-0", nil, lastWords("cassandra", "keystore_password=hunter2")),
+			[]string{"pod ds-0 container cassandra: CrashLoopBackOff: back-off 10s"}},
 		"killed at its memory limit": {pod("ds-0", nil, corev1.ContainerStatus{Name: "cassandra",
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}),
 			[]string{"pod ds-0 container cassandra was killed at its memory limit (OOMKilled); raise the limit or lower the heap"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := PodProblems([]corev1.Pod{tc.pod}); !slices.Equal(got, tc.want) {
+			if got := PodProblems([]corev1.Pod{tc.pod}, "volume-encryption"); !slices.Equal(got, tc.want) {
 				t.Errorf("PodProblems = %q, want %q", got, tc.want)
 			}
 		})

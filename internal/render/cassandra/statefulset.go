@@ -184,6 +184,10 @@ func cassandraContainer(c Cluster) corev1.Container {
 	}
 }
 
+// VolumeEncryptionContainer is the init container of an encrypted volume: the operator's own
+// command, so its last words may be quoted in status when it fails (status.PodProblems).
+const VolumeEncryptionContainer = "volume-encryption"
+
 // volumeEncryption readies the data volume before Cassandra starts, at every start
 // (fscrypt.Prepare): it hands the volume key to the node's kernel, encrypts the data directory
 // when it is new, and refuses one in clear or under another key. It sees the volume key alone,
@@ -191,7 +195,7 @@ func cassandraContainer(c Cluster) corev1.Container {
 func volumeEncryption(image string) corev1.Container {
 	const keyDir = "/etc/volume-key"
 	return corev1.Container{
-		Name:  "volume-encryption",
+		Name:  VolumeEncryptionContainer,
 		Image: image,
 		Args:  []string{"--dir=" + EncryptedDataDir, "--key=" + keyDir + "/" + datakeys.VolumeKeyFile},
 		Resources: corev1.ResourceRequirements{
