@@ -35,15 +35,17 @@ if (((0x$capbnd >> 24 & 1) == 0)); then
   runtime_flags=(--add-runtime "drop-sys-resource=$root/hack/kind/docker/runc-drop-sys-resource" --default-runtime drop-sys-resource)
 fi
 
+# Each daemon in a session of its own: stopping whatever ran this script (a make target, a
+# build in the background) by its process group must not stop the engine that Kind runs on.
 if ! [[ -S /run/containerd/containerd.sock ]] || ! $sudo ctr version >/dev/null 2>&1; then
   log "starting containerd (log: $state/containerd.log)"
-  $sudo nohup containerd >"$state/containerd.log" 2>&1 &
+  $sudo setsid nohup containerd >"$state/containerd.log" 2>&1 &
   echo $! >"$state/containerd.pid"
   for _ in $(seq 50); do [[ -S /run/containerd/containerd.sock ]] && break; sleep 0.2; done
 fi
 
 log "starting dockerd (log: $state/dockerd.log)"
-$sudo nohup dockerd --containerd=/run/containerd/containerd.sock "${runtime_flags[@]}" >"$state/dockerd.log" 2>&1 &
+$sudo setsid nohup dockerd --containerd=/run/containerd/containerd.sock "${runtime_flags[@]}" >"$state/dockerd.log" 2>&1 &
 echo $! >"$state/dockerd.pid"
 for _ in $(seq 150); do
   if docker info >/dev/null 2>&1; then

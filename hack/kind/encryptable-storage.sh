@@ -5,7 +5,9 @@
 # which atRest.volume datastores run. The default class ("standard") stays on the node's own
 # filesystem, which here cannot encrypt, so both answers can be tested. Idempotent: a mounted
 # node is left alone, and a node restarted by Docker mounts its existing image again.
-# hack/kind/kind-down.sh detaches the loop devices before the nodes go.
+# "encryptable-storage.sh release" unmounts and detaches the loop devices, which belong to the
+# host and would outlive the nodes: hack/kind/kind-down.sh and kind-up.sh run it before they
+# delete the cluster.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/hack/build/versions.sh"
@@ -26,8 +28,24 @@ mkdir -p "$dir"
 mount "$dev" "$dir"
 echo "$dev"'
 
-for node in $("$kind" get nodes --name secured); do
-  [[ $node == *control-plane* ]] && continue
-  dev=$(docker exec "$node" sh -c "$mount_script")
-  log "$node: /var/local-path-encryptable on ${dev:-its loop device, already mounted} (ext4 -O encrypt)"
-done
+release_script='umount /var/local-path-encryptable 2>/dev/null || true
+for dev in $(losetup -j /var/encryptable-storage.img | cut -d: -f1); do losetup -d "$dev"; done'
+
+case ${1:-mount} in
+mount)
+  for node in $("$kind" get nodes --name secured); do
+    [[ $node == *control-plane* ]] && continue
+    dev=$(docker exec "$node" sh -c "$mount_script")
+    log "$node: /var/local-path-encryptable on ${dev:-its loop device, already mounted} (ext4 -O encrypt)"
+  done
+  ;;
+release)
+  for node in $("$kind" get nodes --name secured 2>/dev/null); do
+    docker exec "$node" sh -c "$release_script" || log "$node: could not release its loop device"
+  done
+  ;;
+*)
+  echo "usage: $0 [mount|release]" >&2
+  exit 2
+  ;;
+esac

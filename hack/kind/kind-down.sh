@@ -6,12 +6,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/hack/build/versions.sh"
 kind="$root/bin/kind-cli/$KIND_VERSION/kind"
 [[ -x $kind ]] || exit 0
-# The encryptable storage's loop devices (hack/kind/encryptable-storage.sh) belong to the host:
-# they would outlive the nodes.
-for node in $("$kind" get nodes --name secured 2>/dev/null); do
-  docker exec "$node" sh -c 'umount /var/local-path-encryptable 2>/dev/null || true
-    for dev in $(losetup -j /var/encryptable-storage.img | cut -d: -f1); do losetup -d "$dev"; done' || true
-done
+"$root/hack/kind/encryptable-storage.sh" release
 "$kind" delete cluster --name secured --kubeconfig "$root/bin/kind/kubeconfig"
 # Undo what hack/kind/kind-up.sh changed on the host: the network and its forwarding rule.
 if docker network inspect kind >/dev/null 2>&1; then

@@ -52,6 +52,7 @@ if "$kind" get clusters 2>/dev/null | grep -qx secured; then
   docker start $("$kind" get nodes --name secured) >/dev/null
   if addresses_moved; then
     log "the cluster cannot recover from new node addresses: deleting it to create it again"
+    "$root/hack/kind/encryptable-storage.sh" release
     "$kind" delete cluster --name secured >/dev/null
   else
     log "cluster secured exists"
