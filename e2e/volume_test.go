@@ -24,8 +24,8 @@ import (
 // The "encryptable" StorageClass's backing file on each worker (hack/kind/encryptable-storage.sh).
 const encryptableImage = "/var/encryptable-storage.img"
 
-// Encrypted volumes on Kind (atRest.volume, seed 002), in a namespace under the restricted Pod
-// Security Standard:
+// Encrypted volumes on Kind (atRest.volume, seed 002) below TLS 1.3, in a namespace under the
+// restricted Pod Security Standard:
 //   - on the default StorageClass, whose node filesystem cannot encrypt, the datastore never
 //     starts Cassandra in clear: Ready says why, in the init container's own words;
 //   - on the "encryptable" class (ext4 -O encrypt on a loop device), the node starts, and the
@@ -38,7 +38,7 @@ func TestEncryptedVolumeOnKindKeepsDataOffTheDevice(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "volume", "restricted")
-	applyProfile(t, c, "plaintext")
+	applyProfile(t, c, "tls13-aes128-gcm")
 	volumeDatastore := func(name, class string) *v1alpha1.SecuredDatastore {
 		topology := smallCassandra(1)
 		if class != "" {
@@ -48,7 +48,7 @@ func TestEncryptedVolumeOnKindKeepsDataOffTheDevice(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Name},
 			Spec: v1alpha1.SecuredDatastoreSpec{
 				Engine: v1alpha1.EngineCassandra, Cassandra: topology,
-				Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "plaintext", EncryptionSettings: v1alpha1.EncryptionSettings{
+				Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "tls13-aes128-gcm", EncryptionSettings: v1alpha1.EncryptionSettings{
 					AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}},
 				}},
 			},
