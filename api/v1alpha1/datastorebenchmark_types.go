@@ -329,8 +329,8 @@ type SteadyWarmUp struct {
 }
 
 // DatastoreBenchmarkSpec describes a benchmark.
-// +kubebuilder:validation:XValidation:rule="!self.verifyWrites || !has(self.load.clientPods) || self.load.clientPods == 1",message="spec.verifyWrites checks one client's history: set spec.load.clientPods to 1 (or leave it out)"
-// +kubebuilder:validation:XValidation:rule="!self.verifyWrites || !has(self.workload.fieldLength) || self.workload.fieldLength >= 32",message="spec.verifyWrites seals every value in its last 16 bytes: set spec.workload.fieldLength to at least 32 (or leave it out: 100)"
+// +kubebuilder:validation:XValidation:rule="!has(self.verifyWrites) || !self.verifyWrites || !has(self.load.clientPods) || self.load.clientPods == 1",message="spec.verifyWrites checks one client's history: set spec.load.clientPods to 1 (or leave it out)"
+// +kubebuilder:validation:XValidation:rule="!has(self.verifyWrites) || !self.verifyWrites || !has(self.workload.fieldLength) || self.workload.fieldLength >= 32",message="spec.verifyWrites seals every value in its last 16 bytes: set spec.workload.fieldLength to at least 32 (or leave it out: 100)"
 // +kubebuilder:validation:XValidation:rule="!has(self.steadyWarmUp) || ((!has(self.load) || !has(self.load.mode) || self.load.mode == 'MaxThroughput') && !has(self.workload.operationCount))",message="spec.steadyWarmUp needs a closed-loop run of a duration: load.mode MaxThroughput and workload.duration, not operationCount; or use spec.warmUp"
 type DatastoreBenchmarkSpec struct {
 	// target to measure: a SecuredDatastore (endpoints and TLS material found automatically) or

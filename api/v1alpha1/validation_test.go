@@ -156,3 +156,35 @@ func TestStudyControlsChangeAfterCreation(t *testing.T) {
 		t.Error(`{"spec":{"seed":7}} accepted on an existing study; want the design-change refusal`)
 	}
 }
+
+// The rules about spec.verifyWrites bind only when it is set: a benchmark of small values
+// from two client pods, without it, is a valid benchmark (a study's value-size cells make
+// such benchmarks). A rule that reads the absent field fails to evaluate, and refuses it.
+func TestBenchmarkRulesOnVerifyWritesBindOnlyWhenItIsSet(t *testing.T) {
+	tier.Full(t, "a kube-apiserver")
+	ctx := context.Background()
+	docs, err := badinput.ReadDocs([]byte(`apiVersion: datastore.secured.dev/v1alpha1
+kind: DatastoreBenchmark
+metadata:
+  name: small-values-two-clients
+  namespace: default
+spec:
+  target:
+    datastoreRef:
+      name: orders
+  workload:
+    preset: A
+    fieldLength: 10
+    table: usertable_f10
+  load:
+    mode: MaxThroughput
+    clientPods: 2
+`))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("%d documents, %v", len(docs), err)
+	}
+	if err := env.Client.Create(ctx, docs[0], strict); err != nil {
+		t.Fatalf("a benchmark without verifyWrites is refused by a rule about it: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, docs[0]) })
+}
