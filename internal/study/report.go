@@ -158,7 +158,7 @@ func (r Report) Markdown() string {
 	b.WriteString(r.recommendationText() + "\n\n")
 
 	b.WriteString("## Cells\n\n")
-	fmt.Fprintf(&b, "Overheads are capacity lost against the baseline of the same acceleration and size, with their 95%% intervals; the decision, p and extra nodes rest on %s.\n\n", metricName(r.OverheadMetric))
+	fmt.Fprintf(&b, "Overheads are capacity lost against the baseline of the same setting (acceleration, size and, where it is a factor, value size), with their 95%% intervals; the decision, p and extra nodes rest on %s.\n\n", metricName(r.OverheadMetric))
 	b.WriteString("| Cell | Profile | Acceleration | Nodes | Rank | State | Runs (ops/s) | Median ops/s | 95% CI | Throughput overhead | Server CPU µs/op | CPU overhead | p | Meaningful | p99 ms | Client CPU µs/op | Extra nodes |\n")
 	b.WriteString("|---|---|---|---:|---:|---|---|---:|---|---|---:|---|---:|---|---:|---:|---:|\n")
 	for _, c := range r.Cells {
@@ -185,7 +185,7 @@ func (r Report) Markdown() string {
 		}
 	}
 	if len(r.ParetoFrontier) > 0 {
-		fmt.Fprintf(&b, "\n## Pareto frontier\n\nNot dominated in (security rank, throughput) at their acceleration and size: %s.\n", strings.Join(r.ParetoFrontier, ", "))
+		fmt.Fprintf(&b, "\n## Pareto frontier\n\nNot dominated in (security rank, throughput) in their setting: %s.\n", strings.Join(r.ParetoFrontier, ", "))
 	}
 	fmt.Fprintf(&b, "\n## Method\n\n%s\n", r.Method)
 	return b.String()
