@@ -89,19 +89,37 @@ func summarize(c *x509.Certificate) *Certificate {
 // profiles use). The server's first flight says whether it asks for a certificate at all; if it
 // does, we answer with an empty Certificate message and nothing else. A server that requires a
 // certificate refuses that message at once with an alert; one that merely requests a
-// certificate accepts it and waits, silent, for our key exchange.
+// certificate accepts it and waits, silent, for our key exchange. Silence is no verdict until
+// it is heard twice: a loaded node that requires a certificate may take longer to refuse than a
+// first wait of half the probe's timeout, and would pass for one that merely requests it
+// (verification would then report client authentication as not enforced). The second attempt
+// waits the whole timeout.
 func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) ([]*x509.Certificate, *bool) {
+	chain, required, silent := p.emptyCertificateTLS12(ctx, suite, p.opts.Timeout/2)
+	if !silent {
+		return chain, required
+	}
+	again, required, _ := p.emptyCertificateTLS12(ctx, suite, p.opts.Timeout)
+	if len(again) > 0 {
+		chain = again
+	}
+	return chain, required
+}
+
+// emptyCertificateTLS12 is one attempt of clientAuthTLS12, waiting up to wait for the server's
+// answer to the empty Certificate message; silent: it gave none.
+func (p *prober) emptyCertificateTLS12(ctx context.Context, suite uint16, wait time.Duration) (chain []*x509.Certificate, required *bool, silent bool) {
 	hello, err := clientHello(p.opts.ServerName, crypto.VersionTLS12, []uint16{suite})
 	if err != nil {
-		return nil, nil
+		return nil, nil, false
 	}
 	conn, err := p.dial(ctx)
 	if err != nil {
-		return nil, nil
+		return nil, nil, false
 	}
 	defer conn.Close()
 	if _, err := conn.Write(hello); err != nil {
-		return nil, nil
+		return nil, nil, false
 	}
 	h := &handshakeReader{r: conn}
 	var cert []*x509.Certificate
@@ -109,7 +127,7 @@ func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) ([]*x509.Cer
 	for done := false; !done; {
 		typ, body, err := h.next()
 		if err != nil {
-			return cert, nil
+			return cert, nil, false
 		}
 		switch typ {
 		case typeCertificate:
@@ -121,24 +139,24 @@ func (p *prober) clientAuthTLS12(ctx context.Context, suite uint16) ([]*x509.Cer
 		}
 	}
 	if !requested {
-		return cert, ptr(false) // a server that does not ask for a certificate cannot insist on one
+		return cert, ptr(false), false // a server that does not ask for a certificate cannot insist on one
 	}
 	// handshake Certificate with an empty certificate_list, in one TLS 1.2 record
 	empty := []byte{recordHandshake, 3, 3, 0, 7, typeCertificate, 0, 0, 3, 0, 0, 0}
 	if _, err := conn.Write(empty); err != nil {
-		return cert, nil
+		return cert, nil, false
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(p.opts.Timeout / 2))
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
 	_, _, err = h.next()
 	var alert *AlertError
 	var ne net.Error
 	switch {
 	case errors.As(err, &alert) && refusesMissingCertificate(alert.Description):
-		return cert, ptr(true)
+		return cert, ptr(true), false
 	case errors.As(err, &ne) && ne.Timeout():
-		return cert, ptr(false)
+		return cert, ptr(false), true
 	}
-	return cert, nil
+	return cert, nil, false
 }
 
 // refusesMissingCertificate: the alerts a server sends when a client offers no certificate and

@@ -376,3 +376,60 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// tls12CertificateJudge stands in for a TLS 1.2 server that asks for a client certificate (its
+// first flight: ServerHello, CertificateRequest, ServerHelloDone) and answers the empty
+// Certificate message with handshake_failure after delay, or, when refuse is false, never
+// (it merely requested one). A unit-test stand-in for the timing alone; real OpenSSL servers
+// prove the messages (TestScanTellsClientAuthWhereGoCannotHandshake).
+func tls12CertificateJudge(t *testing.T, refuse bool, delay time.Duration) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, ln, func(c net.Conn) {
+		var hdr [5]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(c, make([]byte, int(hdr[3])<<8|int(hdr[4]))); err != nil {
+			return
+		}
+		flight := []byte{recordHandshake, 3, 3, 0, 12, 2, 0, 0, 0, typeCertificateRequest, 0, 0, 0, typeServerHelloDone, 0, 0, 0}
+		if _, err := c.Write(flight); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(c, make([]byte, 12)); err != nil {
+			return
+		}
+		if !refuse {
+			_, _ = io.Copy(io.Discard, c) // waits for a key exchange that never comes
+			return
+		}
+		time.Sleep(delay)
+		_, _ = c.Write([]byte{recordAlert, 3, 3, 0, 2, 2, alertHandshakeFailure})
+	})
+}
+
+// Silence after the empty certificate is acceptance only when it is heard twice: a server
+// that refuses later than the first wait (half the timeout), as a loaded JVM does, is still
+// seen to require a certificate, and one that never answers is seen to merely request one.
+func TestClientAuthTLS12WaitsAgainBeforeItCallsSilenceAcceptance(t *testing.T) {
+	const timeout = time.Second
+	for _, tc := range []struct {
+		name   string
+		refuse bool
+		want   bool
+	}{
+		{"a refusal after 0.75 of the timeout", true, true},
+		{"no answer at all", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &prober{address: tls12CertificateJudge(t, tc.refuse, 3*timeout/4), opts: Options{Timeout: timeout, ServerName: "probe.test"}}
+			_, required := p.clientAuthTLS12(context.Background(), 0x0033) // TLS_DHE_RSA_WITH_AES_128_CBC_SHA
+			if required == nil || *required != tc.want {
+				t.Errorf("client auth required = %v, want %v", required, tc.want)
+			}
+		})
+	}
+}
