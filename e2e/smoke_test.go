@@ -157,7 +157,7 @@ func TestSmokeImagesArePresent(t *testing.T) {
 }
 
 // Every node carries exactly the crypto labels its real CPU warrants, minus what a person hid,
-// and hidden features are named.
+// hidden features are named, and its kernel's AES is labelled as /proc/crypto says.
 func TestSmokeNodeCryptoLabelsMatchTheCPU(t *testing.T) {
 	c := newClient(t)
 	f, err := os.Open("/proc/cpuinfo") // Kind nodes share this machine's CPU
@@ -166,6 +166,12 @@ func TestSmokeNodeCryptoLabelsMatchTheCPU(t *testing.T) {
 	}
 	features := placement.Features(f)
 	_ = f.Close()
+	pc, err := os.Open("/proc/crypto") // and its kernel
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernelAES := placement.KernelAESValue(placement.KernelAES(pc))
+	_ = pc.Close()
 	var nodes corev1.NodeList
 	if err := c.List(context.Background(), &nodes); err != nil {
 		t.Fatal(err)
@@ -180,6 +186,9 @@ func TestSmokeNodeCryptoLabelsMatchTheCPU(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("node %s: labels %v, want %v", n.Name, got, want)
+		}
+		if got := n.Labels[placement.KernelAESLabel]; got != kernelAES {
+			t.Errorf("node %s: %s=%q, want %q (this machine's /proc/crypto)", n.Name, placement.KernelAESLabel, got, kernelAES)
 		}
 	}
 }
