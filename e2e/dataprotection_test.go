@@ -90,24 +90,7 @@ func TestDataProtectedAtRestAndInTheClient(t *testing.T) {
 		t.Fatalf("the marker is in clear on the node's volume before any flush:\n%s", found)
 	}
 	t.Logf("on-disk canary: no clear marker under %s on %s", dir, node)
-	pod := &corev1.Pod{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: n.Pod(0)}, pod); err != nil {
-		t.Fatal(err)
-	}
-	uid := pod.UID
-	if err := c.Delete(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 5*time.Minute, "the node restarts", func() error {
-		p := &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), p); err != nil {
-			return err
-		}
-		if p.UID == uid || !podReady(p) {
-			return fmt.Errorf("pod %s not replaced and ready yet", p.Name)
-		}
-		return nil
-	})
+	restartPod(t, c, ns.Name, n.Pod(0))
 	if found := grepNode(t, node, marker, dir); !strings.Contains(found, "/data/e2e/kv-") {
 		t.Errorf("after the drain the marker is not in the SSTables (found: %q): if Cassandra now encrypts them, update the profile's notes and this test", found)
 	}
@@ -269,4 +252,29 @@ func sealedBenchmark(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastor
 	}
 	runBenchmark(t, c, b, 10*time.Minute)
 	return b
+}
+
+// restartPod deletes a datastore's pod gracefully (its preStop drains the node) and waits for
+// its replacement to be ready.
+func restartPod(t *testing.T, c client.Client, namespace, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		t.Fatal(err)
+	}
+	uid := pod.UID
+	if err := c.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Minute, "pod "+name+" restarts", func() error {
+		p := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), p); err != nil {
+			return err
+		}
+		if p.UID == uid || !podReady(p) {
+			return fmt.Errorf("pod %s not replaced and ready yet", p.Name)
+		}
+		return nil
+	})
 }

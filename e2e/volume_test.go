@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -113,24 +112,7 @@ func TestEncryptedVolumeOnKindKeepsDataOffTheDevice(t *testing.T) {
 	}
 	t.Logf("on-disk canary: the marker is readable through %s and absent from %s's device; a plain file's marker is found there", dir, node)
 
-	pod := &corev1.Pod{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cassandra.NamesOf(ds).Pod(0)}, pod); err != nil {
-		t.Fatal(err)
-	}
-	uid := pod.UID
-	if err := c.Delete(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 5*time.Minute, "the node restarts on its encrypted volume", func() error {
-		p := &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), p); err != nil {
-			return err
-		}
-		if p.UID == uid || !podReady(p) {
-			return fmt.Errorf("pod %s not replaced and ready yet", p.Name)
-		}
-		return nil
-	})
+	restartPod(t, c, ns.Name, cassandra.NamesOf(ds).Pod(0))
 	if found := grepNode(t, node, marker, dir); !strings.Contains(found, "/data/e2e/kv-") {
 		t.Errorf("after the drain the marker is not in the SSTables as the filesystem shows them (found: %q)", found)
 	}
