@@ -375,6 +375,20 @@ func (c *HBaseCluster) driverTarget(t *testing.T) (map[string]string, []string) 
 	return props, jvm
 }
 
+// Revive starts again every role whose process ended by itself, as the kubelet restarts a
+// container that exited, and returns those roles with the last words of the ones that died.
+func (c *HBaseCluster) Revive(t *testing.T) (roles []hbase.Role, lastWords string) {
+	t.Helper()
+	for _, role := range []hbase.Role{hbase.ZooKeeper, hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
+		if p, ok := c.procs[role]; ok && !p.alive() {
+			lastWords += fmt.Sprintf("%s:\n%s\n", role, tail(withoutClasspath(p.Log()), 5))
+			roles = append(roles, role)
+			c.restart(t, role)
+		}
+	}
+	return roles, lastWords
+}
+
 // Kill ends a role's process with SIGKILL, as a crash or an OOM kill does, and starts it again
 // at once with the same address, files and keytab, as the kubelet restarts a container; it
 // returns when the process serves again.
