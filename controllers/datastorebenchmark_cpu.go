@@ -42,6 +42,9 @@ func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchm
 	unavailable := func(format string, args ...any) *v1alpha1.RunCPU {
 		return &v1alpha1.RunCPU{Unavailable: fmt.Sprintf(format, args...)}
 	}
+	if s.b.Spec.Workload.Storage != nil {
+		return unavailable("a storage workload measures the volume, not the datastore: fio's own CPU is the run's clientCPUMillis (the kernel's writeback and decryption workers are not in it)")
+	}
 	req, why := r.serverRequest(ctx, s, cpuacct.Window{Start: out.Summary.Start, End: out.Summary.End}, out.Clients)
 	if why != "" {
 		return unavailable("%s", why)

@@ -29,7 +29,8 @@ const maxLoadAttempts = 3
 // load runs the load phase, again where some inserts failed (see status.loadAttempts).
 func (r *DatastoreBenchmarkReconciler) load(ctx context.Context, s *benchmarkScope) (ctrl.Result, error) {
 	b := s.b
-	if b.Spec.SkipLoad || isTrue(b.Status.Conditions, v1alpha1.ConditionLoaded) {
+	// A storage workload's file is laid out by each run on its own scratch volume.
+	if b.Spec.SkipLoad || b.Spec.Workload.Storage != nil || isTrue(b.Status.Conditions, v1alpha1.ConditionLoaded) {
 		return ctrl.Result{}, nil
 	}
 	b.Status.Phase = v1alpha1.BenchmarkLoading
@@ -147,18 +148,22 @@ func (r *DatastoreBenchmarkReconciler) startWhenQuiet(ctx context.Context, s *be
 	return ctrl.Result{}, errPhaseBlocked
 }
 
-// job renders one Job; the driver follows the engine: k6 for Cassandra, YCSB's JVM client
-// for HBase.
+// job renders one Job; the driver follows the workload and the engine: fio for a storage
+// workload, k6 for Cassandra, YCSB's JVM client for HBase.
 func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run int32) (*batchv1.Job, error) {
 	url := r.Options.PrometheusRemoteWriteURL
 	if p := s.b.Spec.Prometheus; p != nil && p.RemoteWriteURL != "" {
 		url = p.RemoteWriteURL
 	}
 	image := r.Options.K6Image
-	if s.target.HBase != nil {
+	switch {
+	case s.b.Spec.Workload.Storage != nil:
+		image = r.Options.StorageBenchImage
+	case s.target.HBase != nil:
 		image = r.Options.YCSBHBaseImage
 	}
-	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url, VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer()})
+	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url,
+		VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer(), VolumeEncryptionImage: r.Options.VolumeEncryptionImage})
 }
 
 // record writes a finished run's results, judges whether it counts and says so in an event.

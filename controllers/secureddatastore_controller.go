@@ -74,8 +74,9 @@ type Options struct {
 	// TunnelKeys is the operator's key server, where each sidecar fetches its own member's key
 	// (internal/tunnelkeys); nil refuses VPN profiles with a condition that says so.
 	TunnelKeys *vpn.KeyServer
-	// K6Image runs the benchmark clients of Cassandra; YCSBHBaseImage those of HBase.
-	K6Image, YCSBHBaseImage string
+	// K6Image runs the benchmark clients of Cassandra; YCSBHBaseImage those of HBase;
+	// StorageBenchImage those of storage workloads (fio).
+	K6Image, YCSBHBaseImage, StorageBenchImage string
 	// ProbeWorkers scan endpoints in parallel, off the reconcile path; 0 means
 	// DefaultProbeWorkers.
 	ProbeWorkers int

@@ -43,8 +43,47 @@ type OperationProportions struct {
 	ReadModifyWrite int32 `json:"readModifyWrite"`
 }
 
-// Workload is a YCSB core workload: a preset, optionally with explicit proportions and sizes.
-// +kubebuilder:validation:XValidation:rule="has(self.preset) || has(self.proportions)",message="set preset (A-F) or proportions"
+// StoragePattern is one of seed 002's SQLIO runs: which way the volume is read or written.
+// +kubebuilder:validation:Enum=SequentialRead;SequentialWrite;RandomRead;RandomWrite
+type StoragePattern string
+
+const (
+	StorageSequentialRead  StoragePattern = "SequentialRead"
+	StorageSequentialWrite StoragePattern = "SequentialWrite"
+	StorageRandomRead      StoragePattern = "RandomRead"
+	StorageRandomWrite     StoragePattern = "RandomWrite"
+)
+
+// StorageWorkload measures the datastore's storage instead of the datastore: fio reads or
+// writes one file on a scratch volume of the datastore's StorageClass, encrypted exactly as
+// its data volumes are (encryption.atRest.volume) or not at all, one request at a time through
+// the page cache as a datastore does. Reads begin with the file's cache dropped; writes end
+// with an fsync, which the run's time includes. Sequential patterns go over the whole file
+// once, random ones run for workload.duration (60s by default) or until they covered the file.
+// The client's memory limit keeps the page cache small beside the file. A study of a plaintext
+// and a volume-encrypted profile then shows what the encryption costs the disk, as seed 002's
+// SQLIO runs did.
+type StorageWorkload struct {
+	// pattern of the I/O: SequentialRead, SequentialWrite, RandomRead or RandomWrite.
+	Pattern StoragePattern `json:"pattern"`
+	// blockSizeKiB of each I/O. Defaults to 64 for sequential patterns and 8 for random ones,
+	// seed 002's sizes.
+	// +optional
+	// +kubebuilder:validation:Minimum=4
+	// +kubebuilder:validation:Maximum=16384
+	BlockSizeKiB *int32 `json:"blockSizeKiB,omitempty"`
+	// fileSizeMiB of the file the I/O goes to; the scratch volume is a quarter larger. Defaults
+	// to 1024.
+	// +optional
+	// +kubebuilder:validation:Minimum=16
+	// +kubebuilder:validation:Maximum=262144
+	FileSizeMiB *int32 `json:"fileSizeMiB,omitempty"`
+}
+
+// Workload is a YCSB core workload (a preset, optionally with explicit proportions and sizes),
+// or a storage workload that measures the datastore's volumes instead.
+// +kubebuilder:validation:XValidation:rule="has(self.preset) || has(self.proportions) || has(self.storage)",message="set preset (A-F), proportions, or storage"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage) || !(has(self.preset) || has(self.proportions) || has(self.recordCount) || has(self.fieldCount) || has(self.fieldLength) || has(self.table) || has(self.requestDistribution) || has(self.operationCount))",message="spec.workload.storage measures the volume with fio: leave out the YCSB fields (preset, proportions, recordCount, fieldCount, fieldLength, table, requestDistribution, operationCount); duration applies"
 // +kubebuilder:validation:XValidation:rule="!has(self.duration) || !has(self.operationCount)",message="set either duration or operationCount, not both"
 type Workload struct {
 	// preset: YCSB core workload A (50% read, 50% update), B (95/5), C (read only), D (read
@@ -94,6 +133,12 @@ type Workload struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	OperationCount *int64 `json:"operationCount,omitempty"`
+
+	// storage: measure the datastore's storage with fio instead of the datastore with YCSB
+	// (seed 002). Needs target.datastoreRef; there is no load phase, and the datastore's CPU
+	// is not accounted (the volume is measured, not the datastore).
+	// +optional
+	Storage *StorageWorkload `json:"storage,omitempty"`
 }
 
 // LoadMode is closed-loop or open-loop load.
@@ -331,6 +376,7 @@ type SteadyWarmUp struct {
 // DatastoreBenchmarkSpec describes a benchmark.
 // +kubebuilder:validation:XValidation:rule="!has(self.verifyWrites) || !self.verifyWrites || !has(self.load.clientPods) || self.load.clientPods == 1",message="spec.verifyWrites checks one client's history: set spec.load.clientPods to 1 (or leave it out)"
 // +kubebuilder:validation:XValidation:rule="!has(self.verifyWrites) || !self.verifyWrites || !has(self.workload.fieldLength) || self.workload.fieldLength >= 32",message="spec.verifyWrites seals every value in its last 16 bytes: set spec.workload.fieldLength to at least 32 (or leave it out: 100)"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.storage) || (has(self.target.datastoreRef) && !has(self.steadyWarmUp) && !has(self.warmUp) && !(has(self.verifyWrites) && self.verifyWrites) && (!has(self.load) || ((!has(self.load.mode) || self.load.mode == 'MaxThroughput') && (!has(self.load.clientPods) || self.load.clientPods == 1))))",message="spec.workload.storage runs fio on a scratch volume of a SecuredDatastore's StorageClass: set target.datastoreRef, one client pod at full speed (no load.mode FixedRate), and leave out warmUp, steadyWarmUp and verifyWrites"
 // +kubebuilder:validation:XValidation:rule="!has(self.steadyWarmUp) || ((!has(self.load) || !has(self.load.mode) || self.load.mode == 'MaxThroughput') && !has(self.workload.operationCount))",message="spec.steadyWarmUp needs a closed-loop run of a duration: load.mode MaxThroughput and workload.duration, not operationCount; or use spec.warmUp"
 type DatastoreBenchmarkSpec struct {
 	// target to measure: a SecuredDatastore (endpoints and TLS material found automatically) or
@@ -453,9 +499,12 @@ type BenchmarkRun struct {
 	// completionTime of the measured phase.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// throughput in operations per second.
+	// throughput in operations per second (I/Os per second for a storage workload).
 	// +optional
 	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec,omitempty"`
+	// bytesPerSec read or written, for a storage workload.
+	// +optional
+	BytesPerSec int64 `json:"bytesPerSec,omitempty"`
 	// latencies per operation type.
 	// +optional
 	// +listType=map
@@ -659,6 +708,7 @@ type DatastoreBenchmarkStatus struct {
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.datastoreRef.name`
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.status.profile`
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.spec.workload.preset`
+// +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.spec.workload.storage.pattern`,description="fio pattern of a storage workload",priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ops/s",type=integer,JSONPath=`.status.medianThroughputOpsPerSec`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -33,7 +33,7 @@ fi
 "$helm" upgrade --install "$release" "$root/charts/secured-datastore-operator" -n "$namespace" --wait --timeout 3m \
   --set image.repository="${img[manager]%:*}" --set image.tag="${img[manager]##*:}" \
   --set images.cassandra="${img[cassandra]}" --set images.hbase="${img[hbase]}" --set images.kdc="${img[kdc]}" \
-  --set images.vpn="${img[vpn]}" --set images.volumeEncryption="${img[volume-encryption]}" --set images.k6="${img[k6]}" --set images.ycsbHBase="${img[ycsb-hbase]}" \
+  --set images.vpn="${img[vpn]}" --set images.volumeEncryption="${img[volume-encryption]}" --set images.k6="${img[k6]}" --set images.ycsbHBase="${img[ycsb-hbase]}" --set images.storageBench="${img[storage-bench]}" \
   --set cryptoLabeller.enabled=false --set watch.allNamespaces=true \
   --set prometheus.remoteWriteURL=http://prometheus.monitoring.svc:9090/api/v1/write \
   --set prometheus.cpuAccounting.url=http://prometheus.monitoring.svc:9090 --set prometheus.cpuAccounting.settle=5s >&2

@@ -140,6 +140,26 @@ vpn_image() {
   echo "vpn=$tag $(save "$tag")"
 }
 
+# storage_bench_image: cmd/storage-bench, the client of storage workloads, on a Debian base
+# with fio.
+storage_bench_image() {
+  local base ctx tag version bin
+  base=$(debian_image fio-base "" fio)
+  base=${base#*=}; base=${base%% *}
+  version=$( (cd "$root" && git ls-files --cached --others --exclude-standard go.mod go.sum api internal cmd | xargs sha256sum | sha256sum) | cut -c1-12)
+  tag="secured.dev/storage-bench:$( { echo "$base"; echo "$version"; } | sha256sum | cut -c1-12)"
+  if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    log "building $tag"
+    bin=$("$root/hack/build/build-go-binary.sh" storage-bench "$root" ./cmd/storage-bench "$version")
+    ctx=$(mktemp -d)
+    cp "$bin" "$ctx/storage-bench"
+    printf 'FROM %s\nCOPY storage-bench /usr/local/bin/storage-bench\nUSER 65532:65532\nENTRYPOINT ["/usr/local/bin/storage-bench"]\n' "$base" >"$ctx/Dockerfile"
+    docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
+    rm -rf "$ctx"
+  fi
+  echo "storage-bench=$tag $(save "$tag")"
+}
+
 jre=$(debian_image jre "" openjdk-17-jre-headless procps iproute2 passwd)
 jre_tag=${jre#*=}; jre_tag=${jre_tag%% *}
 images=(
@@ -155,6 +175,7 @@ images=(
   "$(jvm_image kdc "$(sed -n 's:.*<kerby.version>\(.*\)</kerby.version>.*:\1:p' "$root/images/kdc/pom.xml")" "$jre_tag" "$("$root/hack/build/kdc-jars.sh")" images/kdc Kdc.java)"
   "$(debian_image prometheus /usr/bin/prometheus prometheus)"
   "$(vpn_image)"
+  "$(storage_bench_image)"
 )
 
 kind="$root/bin/kind-cli/$KIND_VERSION/kind"

@@ -24,6 +24,7 @@ func Merge(parts []Summary) (Summary, float64) {
 			out.Errors += p.Errors
 			out.DroppedIterations += p.DroppedIterations
 			out.ClientCPUSeconds += p.ClientCPUSeconds
+			out.Bytes += p.Bytes
 			if p.Start.Before(out.Start) {
 				out.Start = p.Start
 			}

@@ -15,7 +15,7 @@ const MaxBytes = 4096
 // Summary is one client's result for one phase of a benchmark.
 type Summary struct {
 	Version string `json:"version"`
-	// Driver that produced it: k6-ycsb or ycsb-hbase.
+	// Driver that produced it: k6-ycsb, ycsb-hbase or fio.
 	Driver string `json:"driver"`
 	// Phase: load, warmup or run.
 	Phase    string    `json:"phase"`
@@ -29,6 +29,8 @@ type Summary struct {
 	Errors            int64   `json:"errors"`
 	DroppedIterations int64   `json:"droppedIterations"`
 	ClientCPUSeconds  float64 `json:"clientCPUSeconds"`
+	// Bytes read or written, by a storage driver (fio).
+	Bytes int64 `json:"bytes,omitempty"`
 	// FirstError is the first failure's message, to say why a run is invalid.
 	FirstError string `json:"firstError,omitempty"`
 	// Connections the client opened, by kind: "tls" and "plaintext". Both kinds appear only

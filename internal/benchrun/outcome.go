@@ -89,6 +89,10 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome, spec *v1alpha1.DatastoreBen
 		run.StartTime, run.CompletionTime = timePtr(sum.Start), timePtr(sum.End)
 	}
 	run.ThroughputOpsPerSec = int64(out.Throughput + 0.5)
+	run.BytesPerSec = 0
+	if d := sum.End.Sub(sum.Start).Seconds(); sum.Bytes > 0 && d > 0 {
+		run.BytesPerSec = int64(float64(sum.Bytes)/d + 0.5)
+	}
 	run.Errors, run.DroppedIterations = sum.Errors, sum.DroppedIterations
 	run.NegotiatedProtocol, run.NegotiatedCipherSuite = sum.Protocol, sum.Suite
 	run.ClientSide = ""

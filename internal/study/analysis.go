@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/benchmark"
 	"secured.dev/operator/internal/stats"
 )
 
@@ -272,6 +273,9 @@ func frontier(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) []st
 }
 
 func workloadName(w v1alpha1.Workload) string {
+	if s := w.Storage; s != nil {
+		return fmt.Sprintf("fio %s of %d KiB blocks (operations are I/Os)", s.Pattern, benchmark.BlockSizeKiB(s))
+	}
 	if w.Proportions != nil || w.Preset == "" {
 		return "custom"
 	}

@@ -82,6 +82,9 @@ func roundTime(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) tim
 	if spec.WarmUp != nil {
 		warm = spec.WarmUp.Duration
 	}
+	if spec.Workload.Storage != nil {
+		warm = 0 // each run lays out its file instead
+	}
 	active := 0
 	for _, c := range cells {
 		if c.State != v1alpha1.CellPruned && c.State != v1alpha1.CellFailed {

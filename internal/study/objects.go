@@ -114,7 +114,10 @@ func workload(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) v1alpha1.
 // WarmsFirst: every cell warms up before round 1, one at a time, where a run cannot judge its
 // own warm-up (a fixed rate or a fixed operation count, see steadyWarmUp); round 1 then finds
 // every cell warm.
-func WarmsFirst(spec *v1alpha1.TradeoffStudySpec) bool { return steadyWarmUp(spec) == nil }
+// A storage workload has no warm-up: each run lays out its own file on a new volume.
+func WarmsFirst(spec *v1alpha1.TradeoffStudySpec) bool {
+	return spec.Workload.Storage == nil && steadyWarmUp(spec) == nil
+}
 
 // warmUpDroppedPercent: a warm-up's figures are discarded, and it only has to run: a JIT still
 // compiling may hold the clients back from a fixed rate.
@@ -155,7 +158,7 @@ var DefaultSteadyWarmUp = v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duratio
 // steadyWarmUp of a cell's first run: the study's, or the default where the load allows one
 // (a closed loop of a duration).
 func steadyWarmUp(spec *v1alpha1.TradeoffStudySpec) *v1alpha1.SteadyWarmUp {
-	if spec.Load.Mode == v1alpha1.LoadFixedRate || spec.Workload.OperationCount != nil {
+	if spec.Load.Mode == v1alpha1.LoadFixedRate || spec.Workload.OperationCount != nil || spec.Workload.Storage != nil {
 		return nil
 	}
 	return ptr.To(cmp.Or(ptr.Deref(spec.SteadyWarmUp, v1alpha1.SteadyWarmUp{}), DefaultSteadyWarmUp))

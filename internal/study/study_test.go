@@ -678,3 +678,23 @@ func TestValueSizesShareADatastoreAndCompareWithTheirOwnBaseline(t *testing.T) {
 		t.Errorf("NothingCompared: %s", msg)
 	}
 }
+
+// A storage workload lays out its own file on a new volume in every run: no cell warms up
+// first, no run warms up until steady (the benchmark API refuses both with it), and the
+// report names the fio pattern.
+func TestStorageStudiesNeitherWarmUpNorWaitForSteadiness(t *testing.T) {
+	st := &v1alpha1.TradeoffStudy{Spec: *spec()}
+	st.Spec.Workload = v1alpha1.Workload{Storage: &v1alpha1.StorageWorkload{Pattern: v1alpha1.StorageRandomRead}}
+	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c0"}
+	if WarmsFirst(&st.Spec) {
+		t.Error("a storage study warms its cells up first")
+	}
+	for k := range 2 {
+		if b := Benchmark(st, cell, k).Spec; b.SteadyWarmUp != nil || b.WarmUp != nil || b.Workload.Storage == nil {
+			t.Errorf("run %d: steadyWarmUp %v, warmUp %v, storage %v", k, b.SteadyWarmUp, b.WarmUp, b.Workload.Storage)
+		}
+	}
+	if got := workloadName(st.Spec.Workload); got != "fio RandomRead of 8 KiB blocks (operations are I/Os)" {
+		t.Errorf("workload named %q", got)
+	}
+}

@@ -66,7 +66,8 @@ type Job struct {
 	// PhaseLoad.
 	Phase string
 	Run   int32
-	// Image of the k6 client.
+	// Image of the client: k6, YCSB's JVM client for HBase, storage-bench for a storage
+	// workload.
 	Image string
 	// RemoteWriteURL of Prometheus; empty publishes nothing.
 	RemoteWriteURL string
@@ -74,6 +75,9 @@ type Job struct {
 	// KeyServer is where the sidecar fetches its client slot's key.
 	VPNImage  string
 	KeyServer vpn.KeyServer
+	// VolumeEncryptionImage readies a storage workload's scratch volume when the datastore's
+	// profile encrypts volumes.
+	VolumeEncryptionImage string
 }
 
 // Measurable says why the benchmark cannot measure its target, naming the field to change; nil
@@ -98,8 +102,12 @@ func Name(b *v1alpha1.DatastoreBenchmark, phase string, run int32) string {
 
 // PodLabels select the pods of one Job.
 func PodLabels(b *v1alpha1.DatastoreBenchmark, phase string, run int32) map[string]string {
+	name := "k6-ycsb"
+	if b.Spec.Workload.Storage != nil {
+		name = "fio"
+	}
 	l := map[string]string{
-		"app.kubernetes.io/name":       "k6-ycsb",
+		"app.kubernetes.io/name":       name,
 		"app.kubernetes.io/instance":   b.Name,
 		"app.kubernetes.io/managed-by": "secured-datastore-operator",
 		"app.kubernetes.io/component":  "benchmark",
@@ -124,47 +132,18 @@ func Repetitions(b *v1alpha1.DatastoreBenchmark) int32 {
 
 // Build renders the Job: an Indexed Job of ClientPods pods that fail once and are not
 // retried (a run that lost a client is repeated by the controller, not patched up by the Job).
-// Cassandra is measured with k6 and our extension, HBase with YCSB's JVM client and our binding.
+// Cassandra is measured with k6 and our extension, HBase with YCSB's JVM client and our
+// binding, a storage workload with fio (storage.go).
 func Build(j Job) (*batchv1.Job, error) {
 	b := j.Benchmark
 	if err := Measurable(b, j.Target); err != nil {
 		return nil, err
 	}
-	pods := ClientPods(b)
-	labels := PodLabels(b, j.Phase, j.Run)
-	spec := corev1.PodSpec{
-		RestartPolicy:                 corev1.RestartPolicyNever,
-		AutomountServiceAccountToken:  ptr.To(false),
-		EnableServiceLinks:            ptr.To(false),
-		TerminationGracePeriodSeconds: ptr.To[int64](10),
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot: ptr.To(true),
-			RunAsUser:    ptr.To[int64](65532),
-			RunAsGroup:   ptr.To[int64](65532),
-			// Owns the mounted Secrets' files, which are group-readable only.
-			FSGroup:        ptr.To[int64](65532),
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
-		Containers: []corev1.Container{{
-			Name:  ContainerName,
-			Image: j.Image,
-			Args:  args(j),
-			Env:   env(j),
-			// The summary goes to the termination message; if k6 fails before writing it (a
-			// refused TLS pin), the end of its log says why.
-			TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
-			},
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: ptr.To(false),
-				ReadOnlyRootFilesystem:   ptr.To(true),
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			},
-		}},
+	if b.Spec.Workload.Storage != nil {
+		return storageJob(j)
 	}
+	spec := clientPod(j)
+	spec.Containers[0].Args, spec.Containers[0].Env = args(j), env(j)
 	if h := j.Target.HBase; h != nil {
 		props, err := driverProperties(j)
 		if err != nil {
@@ -204,6 +183,53 @@ func Build(j Job) (*batchv1.Job, error) {
 		spec.InitContainers = append(spec.InitContainers, sidecar)
 		spec.Volumes = append(spec.Volumes, volumes...)
 	}
+	deviations := []podtemplate.Deviation{podtemplate.ClientListensOnNothing}
+	if j.Target.HBase != nil {
+		deviations = append(deviations, podtemplate.ImageServiceUser)
+	}
+	if j.Target.Tunnel != nil {
+		deviations = append(deviations, podtemplate.TunnelNetAdmin)
+	}
+	return indexedJob(j, spec, deviations...), nil
+}
+
+// clientPod is the client's pod before its driver is chosen: restricted, no service account
+// token, the summary in the termination message.
+func clientPod(j Job) corev1.PodSpec {
+	return corev1.PodSpec{
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		AutomountServiceAccountToken:  ptr.To(false),
+		EnableServiceLinks:            ptr.To(false),
+		TerminationGracePeriodSeconds: ptr.To[int64](10),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true),
+			RunAsUser:    ptr.To[int64](65532),
+			RunAsGroup:   ptr.To[int64](65532),
+			// Owns the mounted Secrets' files, which are group-readable only.
+			FSGroup:        ptr.To[int64](65532),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name:  ContainerName,
+			Image: j.Image,
+			// The summary goes to the termination message; if the client fails before writing
+			// it (a refused TLS pin), the end of its log says why.
+			TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+			},
+			SecurityContext: podtemplate.Restricted(),
+		}},
+	}
+}
+
+// indexedJob runs spec in ClientPods pods; a run's Job ends at the latest ten minutes after
+// the run's own length.
+func indexedJob(j Job, spec corev1.PodSpec, deviations ...podtemplate.Deviation) *batchv1.Job {
+	b, pods := j.Benchmark, ClientPods(j.Benchmark)
+	labels := PodLabels(b, j.Phase, j.Run)
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: Name(b, j.Phase, j.Run), Namespace: b.Namespace, Labels: labels},
@@ -215,19 +241,12 @@ func Build(j Job) (*batchv1.Job, error) {
 			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
 		},
 	}
-	deviations := append(podtemplate.WorkloadDeviations(spec), podtemplate.ClientListensOnNothing)
-	if j.Target.HBase != nil {
-		deviations = append(deviations, podtemplate.ImageServiceUser)
-	}
-	if j.Target.Tunnel != nil {
-		deviations = append(deviations, podtemplate.TunnelNetAdmin)
-	}
-	podtemplate.Annotate(&job.ObjectMeta, deviations...)
+	podtemplate.Annotate(&job.ObjectMeta, append(podtemplate.WorkloadDeviations(spec), deviations...)...)
 	if j.Phase == PhaseRun {
-		// A hung client must not hold the benchmark forever: the run's own length and ten minutes.
+		// A hung client must not hold the benchmark forever.
 		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((longestWarmUp(j) + duration(b) + 10*time.Minute).Seconds()))
 	}
-	return job, nil
+	return job
 }
 
 func args(j Job) []string {

@@ -43,6 +43,10 @@ type Target struct {
 	// datastore's applications would; nil stores values as they are.
 	ClientSide       *v1alpha1.ClientSideEncryption
 	ClientKeysSecret string
+	// StorageClass of the datastore's volumes ("" is the cluster's default) and, when its
+	// profile encrypts them, VolumeKeySecret with their key: a storage workload's scratch
+	// volume is made the same way.
+	StorageClass, VolumeKeySecret string
 }
 
 // ServerPods selects the datastore's pods, whose CPU a run accounts for; nil for an external
@@ -101,9 +105,23 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	if enc == nil || enc.Effective == nil {
 		return Target{}, fmt.Errorf("SecuredDatastore %s has not resolved its encryption profile yet", ds.Name)
 	}
-	if ds.Spec.Engine == v1alpha1.EngineHBase {
-		return hbaseTarget(ds, clusterDomain, enc), nil
+	t, err := hbaseTarget(ds, clusterDomain, enc), error(nil)
+	if ds.Spec.Engine != v1alpha1.EngineHBase {
+		t, err = cassandraTarget(ds, clusterDomain, enc)
 	}
+	switch {
+	case ds.Spec.Cassandra != nil:
+		t.StorageClass = ptr.Deref(ds.Spec.Cassandra.Storage.StorageClassName, "")
+	case ds.Spec.HBase != nil:
+		t.StorageClass = ptr.Deref(ds.Spec.HBase.Storage.StorageClassName, "")
+	}
+	if cassandra.EncryptsVolume(*enc.Effective) {
+		t.VolumeKeySecret = datakeys.AtRestSecret(ds)
+	}
+	return t, err
+}
+
+func cassandraTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) (Target, error) {
 	n := cassandra.NamesOf(ds)
 	svc := fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace)
 	t := Target{

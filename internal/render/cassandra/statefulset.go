@@ -102,9 +102,7 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 			for _, f := range datakeys.EngineKeyFiles {
 				keys.Secret.Items = append(keys.Secret.Items, corev1.KeyToPath{Key: f, Path: f})
 			}
-			volumeKey := podtemplate.SecretVolume(datakeys.VolumeKeyVolume, c.AtRestSecret)
-			volumeKey.Secret.Items = []corev1.KeyToPath{{Key: datakeys.VolumeKeyFile, Path: datakeys.VolumeKeyFile}}
-			volumes = append(volumes, volumeKey)
+			volumes = append(volumes, podtemplate.VolumeKey(c.AtRestSecret))
 		}
 		volumes = append(volumes, keys)
 		containers[0].VolumeMounts = append(containers[0].VolumeMounts, corev1.VolumeMount{Name: datakeys.AtRestVolume, MountPath: PodLayout.AtRestDir, ReadOnly: true})
@@ -184,31 +182,13 @@ func cassandraContainer(c Cluster) corev1.Container {
 	}
 }
 
-// VolumeEncryptionContainer is the init container of an encrypted volume: the operator's own
-// command, so its last words may be quoted in status when it fails (status.PodProblems).
-const VolumeEncryptionContainer = "volume-encryption"
+// VolumeEncryptionContainer is the init container of an encrypted volume (podtemplate's).
+const VolumeEncryptionContainer = podtemplate.VolumeEncryptionContainer
 
-// volumeEncryption readies the data volume before Cassandra starts, at every start
-// (fscrypt.Prepare): it hands the volume key to the node's kernel, encrypts the data directory
-// when it is new, and refuses one in clear or under another key. It sees the volume key alone,
-// and Cassandra does not see it.
+// volumeEncryption readies the data volume before Cassandra starts, at every start: Cassandra
+// does not see the volume key.
 func volumeEncryption(image string) corev1.Container {
-	const keyDir = "/etc/volume-key"
-	return corev1.Container{
-		Name:  VolumeEncryptionContainer,
-		Image: image,
-		Args:  []string{"--dir=" + EncryptedDataDir, "--key=" + keyDir + "/" + datakeys.VolumeKeyFile},
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
-		},
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: "data", MountPath: PodLayout.DataDir},
-			{Name: datakeys.VolumeKeyVolume, MountPath: keyDir, ReadOnly: true},
-		},
-		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		SecurityContext:          podtemplate.Restricted(),
-	}
+	return podtemplate.VolumeEncryption(image, "data", PodLayout.DataDir, EncryptedDataDir)
 }
 
 func tlsMounts() []corev1.VolumeMount {

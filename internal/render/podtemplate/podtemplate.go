@@ -19,6 +19,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/placement"
+	"secured.dev/operator/internal/render/datakeys"
 )
 
 // ConfigHashAnnotation on a pod template carries ConfigHash: a change rolls the pods.
@@ -168,4 +169,38 @@ func ProberPeer(operatorNamespace string) []networkingv1.NetworkPolicyPeer {
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
 		PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "secured-datastore-operator", "app.kubernetes.io/component": "operator"}},
 	}}
+}
+
+// VolumeEncryptionContainer is the init container of an encrypted volume: the operator's own
+// command, so its last words may be quoted in status when it fails (status.PodProblems).
+const VolumeEncryptionContainer = "volume-encryption"
+
+// VolumeEncryption readies an encrypted volume, mounted from the pod volume named volume at
+// mountPath, before the pod's containers start, at every start (fscrypt.Prepare): it hands
+// the volume key (the pod volume datakeys.VolumeKeyVolume) to the node's kernel, encrypts dir
+// when it is new, and refuses one in clear or under another key. It alone sees the key.
+func VolumeEncryption(image, volume, mountPath, dir string) corev1.Container {
+	const keyDir = "/etc/volume-key"
+	return corev1.Container{
+		Name:  VolumeEncryptionContainer,
+		Image: image,
+		Args:  []string{"--dir=" + dir, "--key=" + keyDir + "/" + datakeys.VolumeKeyFile},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: volume, MountPath: mountPath},
+			{Name: datakeys.VolumeKeyVolume, MountPath: keyDir, ReadOnly: true},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          Restricted(),
+	}
+}
+
+// VolumeKey mounts the at-rest Secret's volume key alone, for VolumeEncryption.
+func VolumeKey(secret string) corev1.Volume {
+	v := SecretVolume(datakeys.VolumeKeyVolume, secret)
+	v.Secret.Items = []corev1.KeyToPath{{Key: datakeys.VolumeKeyFile, Path: datakeys.VolumeKeyFile}}
+	return v
 }
