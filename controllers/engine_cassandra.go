@@ -89,6 +89,11 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 	return err
 }
 
+// volumeChangeRefused: why a running datastore keeps its volumes' encryption.
+const volumeChangeRefused = "spec.encryption.atRest.volume cannot change on a running datastore: " +
+	"the data on its volumes would stay as it was written (in clear, or readable only with the volume key). Restore the previous atRest settings (or profile), " +
+	"or create a new datastore with the new profile and move the data to it"
+
 // prepare readies a VPN profile's tunnel before any pod needs it: it refuses a namespace whose
 // Pod Security level forbids the sidecar (the StatefulSet would otherwise sit with no pods and
 // an event on the wrong object), keeps the members' keys in the tunnel Secrets, and adds keys
@@ -96,13 +101,11 @@ func (e *cassandraEngine) plan(s *datastoreScope) error {
 // without a restart.
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
-	if e.applied != nil && cassandra.EncryptsVolume(e.applied.Encryption) != cassandra.EncryptsVolume(s.resolution.Effective) {
-		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVolumeEncryptionChangeUnsupported, "spec.encryption.atRest.volume cannot change on a running datastore: "+
-			"the data on its volumes would stay as it was written (in clear, or readable only with the volume key). Restore the previous atRest settings (or profile), "+
-			"or create a new datastore with the new profile and move the data to it")
+	if e.applied != nil && podtemplate.EncryptsVolume(e.applied.Encryption) != podtemplate.EncryptsVolume(s.resolution.Effective) {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVolumeEncryptionChangeUnsupported, volumeChangeRefused)
 	}
 	if encryptsAtRest(&e.step.Encryption) || (e.applied != nil && encryptsAtRest(&e.applied.Encryption)) {
-		if err := r.ensureAtRestKeys(ctx, ds, cassandra.EncryptsVolume(e.step.Encryption)); err != nil {
+		if err := r.ensureAtRestKeys(ctx, ds, podtemplate.EncryptsVolume(e.step.Encryption)); err != nil {
 			return ctrl.Result{}, err
 		}
 		e.atRestKeys = true

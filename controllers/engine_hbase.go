@@ -126,7 +126,7 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 		Datastore: ds, Encryption: step, Image: o.HBaseImage, KDCImage: o.KDCImage, KeyVersion: e.keyVersion,
 		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
-		AtRestSecret: datakeys.AtRestSecret(ds), CertRevision: certificateRevision(ds),
+		AtRestSecret: datakeys.AtRestSecret(ds), CertRevision: certificateRevision(ds), VolumeEncryptionImage: o.VolumeEncryptionImage,
 	})
 	if e.rendered == nil {
 		e.rendered = map[string]renderedHBase{}
@@ -178,8 +178,11 @@ func (e *hbaseEngine) updated(sts, want *appsv1.StatefulSet) bool {
 // the at-rest keystore (ensureAtRestKeys), which the Master and RegionServers mount.
 func (e *hbaseEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
+	if e.applied != nil && podtemplate.EncryptsVolume(*e.applied) != podtemplate.EncryptsVolume(s.resolution.Effective) {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVolumeEncryptionChangeUnsupported, volumeChangeRefused)
+	}
 	if encryptsAtRest(&e.step) || encryptsAtRest(e.applied) {
-		if err := r.ensureAtRestKeys(ctx, ds, false); err != nil {
+		if err := r.ensureAtRestKeys(ctx, ds, podtemplate.EncryptsVolume(e.step)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -284,7 +287,7 @@ func (e *hbaseEngine) apply(ctx context.Context, s *datastoreScope) (status.Roll
 		e.started = true
 	}
 	rollout := e.rollout(s.resolution.Effective, objs.StatefulSets)
-	rollout.Problems = status.PodProblems(s.pods)
+	rollout.Problems = status.PodProblems(s.pods, podtemplate.VolumeEncryptionContainer)
 	return rollout, nil
 }
 

@@ -323,3 +323,31 @@ func templateHash(g Gomega, ds *v1alpha1.SecuredDatastore, role hbase.Role) stri
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).StatefulSet(role)}, sts)).To(Succeed())
 	return sts.Spec.Template.Annotations[podtemplate.ConfigHashAnnotation]
 }
+
+// An HBase datastore with encrypted volumes (atRest.volume): the at-rest Secret gains the
+// volume key, each DataNode's init container encrypts the block directory with it before the
+// DataNode starts, and the encryption cannot be dropped from the running datastore.
+func TestHBaseDataNodesEncryptTheirVolumesForGood(t *testing.T) {
+	g := NewWithT(t)
+	ds := plaintextHBase("sealedlog")
+	ds.Spec.Encryption.AtRest = &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}
+	create(t, ds)
+	sec := keySecret(t, client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-at-rest-keys"})
+	g.Expect(sec.Data["volume.key"]).To(HaveLen(64))
+	dataNode := func(g Gomega) corev1.PodSpec {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: hbase.NamesOf(ds).StatefulSet(hbase.DataNode)}, sts)).To(Succeed())
+		return sts.Spec.Template.Spec
+	}
+	g.Eventually(func(g Gomega) {
+		pod := dataNode(g)
+		g.Expect(pod.InitContainers).To(HaveLen(1))
+		g.Expect(pod.InitContainers[0].Image).To(Equal("secured.dev/volume-encryption:test"))
+		g.Expect(pod.InitContainers[0].Args).To(ContainElement("--dir=" + hbase.DataNodeDir))
+		g.Expect(podtemplate.VolumeSecret(pod, "volume-key")).To(Equal("sealedlog-at-rest-keys"))
+	}).Should(Succeed())
+
+	changeIsRefused(t, ds, func(d *v1alpha1.SecuredDatastore) { d.Spec.Encryption.AtRest = nil },
+		v1alpha1.ReasonVolumeEncryptionChangeUnsupported, "spec.encryption.atRest.volume cannot change on a running datastore")
+	g.Expect(dataNode(g).InitContainers).To(HaveLen(1), "the running DataNodes lost their volume encryption")
+}

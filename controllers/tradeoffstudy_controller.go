@@ -432,6 +432,10 @@ func (r *TradeoffStudyReconciler) startRepetition(ctx context.Context, s *studyS
 		return waitOr(err)
 	}
 	if applied, err := r.applyForCell(ctx, s, cell, "Run", b); !applied {
+		if err != nil {
+			// Progressing names what holds the study, not what it waited for before.
+			s.waiting = fmt.Sprintf("repetition %d of %d cannot start benchmark %s: %v", pos+1, len(s.study.Status.Schedule), b.Name, err)
+		}
 		return err
 	}
 	st := s.study.Status

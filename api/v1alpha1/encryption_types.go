@@ -302,7 +302,9 @@ type AtRestEncryption struct {
 	// and hints alike. The volume's filesystem must support it (ext4 made with -O encrypt, or
 	// f2fs; see the README): on one that does not, the node's init container stops and says
 	// so. Chosen when the datastore is created: data written in clear cannot be encrypted in
-	// place, so a running datastore refuses the change. Cassandra only so far.
+	// place, so a running datastore refuses the change. On HBase the DataNodes' volumes are
+	// encrypted (every HDFS block: HFiles and write-ahead logs); the NameNode's and ZooKeeper's
+	// hold names and metadata, not values, and stay as they are.
 	// +optional
 	Volume *VolumeAtRest `json:"volume,omitempty"`
 }

@@ -121,6 +121,10 @@ func assessData(e v1alpha1.EffectiveEncryption, engine v1alpha1.Engine) (atRest,
 		notes = append(notes, "at rest: the node's kernel encrypts every file of the data volume (fscrypt, AES-256-XTS), data files and logs alike; "+
 			"XTS has no authentication tag, so whoever holds the disk cannot read the data but could damage it unnoticed, "+
 			"and the key is in a Secret the nodes mount: it protects a stolen, copied or reused disk, not the data from whoever can read Secrets or the running node")
+		if engine == v1alpha1.EngineHBase {
+			notes = append(notes, "at rest: on HBase the DataNodes' volumes are encrypted, where HDFS keeps every block (HFiles and write-ahead logs); "+
+				"the NameNode's and ZooKeeper's volumes, which hold file and region names but no values, are not")
+		}
 	case e.AtRest != nil && e.AtRest.Engine != nil:
 		// Cassandra's transparent data encryption (AES/CBC/PKCS5Padding) and HBase's (AES/CTR):
 		// no authentication tag.

@@ -92,10 +92,6 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		}
 		if out.Volume != nil {
 			setDefault(&out.Volume.Method, v1alpha1.VolumeFscrypt)
-			if engine == v1alpha1.EngineHBase {
-				errs = append(errs, field.Forbidden(root.Child("atRest", "volume"), "encrypted volumes are built for Cassandra datastores so far; "+
-					"protect HBase's files with atRest.engine (its write-ahead logs and encrypted column families) and remove atRest.volume"))
-			}
 		}
 		res.Effective.AtRest = out
 	}

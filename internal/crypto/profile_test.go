@@ -201,9 +201,8 @@ func TestCrossObjectErrorsNameTheField(t *testing.T) {
 		t.Errorf("a tunnel on HBase: %v", errs)
 	}
 	volume := &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{}, AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}
-	_, errs = Resolve(volume, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
-	if len(errs) != 1 || errs[0].Field != "spec.encryption.atRest.volume" || !strings.Contains(errs[0].Detail, "remove atRest.volume") {
-		t.Errorf("an encrypted volume on HBase: %v", errs)
+	if res, errs := Resolve(volume, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption")); len(errs) > 0 || res.Effective.AtRest.Volume.Method != v1alpha1.VolumeFscrypt {
+		t.Errorf("an encrypted volume on HBase: %+v, %v", res.Effective.AtRest, errs)
 	}
 	res, errs := Resolve(&v1alpha1.EncryptionSettings{AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}, nil, v1alpha1.EngineCassandra, field.NewPath("spec", "encryption"))
 	if len(errs) > 0 || res.Effective.AtRest == nil || res.Effective.AtRest.Volume.Method != v1alpha1.VolumeFscrypt || res.Assessment.AtRestRank != 6 {

@@ -84,7 +84,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
 			Workload:    workload(study, cell),
-			Load:        study.Spec.Load,
+			Load:        load(&study.Spec),
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
 			// The warm-up, or else the first attempt of the first repetition, loaded it.
@@ -99,6 +99,16 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
 	}
 	return b
+}
+
+// load of the study's benchmarks: a study without spec.load has no mode (the API server
+// defaults it only inside a load that is there), and a benchmark's load must name one.
+func load(spec *v1alpha1.TradeoffStudySpec) v1alpha1.Load {
+	l := *spec.Load.DeepCopy()
+	if l.Mode == "" {
+		l.Mode = v1alpha1.LoadMaxThroughput
+	}
+	return l
 }
 
 // workload of the cell's benchmarks: the study's, with the cell's value size in a table of its
@@ -135,7 +145,7 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v
 	if w.OperationCount == nil {
 		w.Duration = &metav1.Duration{Duration: warmUpWindow}
 	}
-	load := spec.Load
+	load := load(spec)
 	if load.Mode == v1alpha1.LoadFixedRate {
 		load.MaxDroppedPercent = ptr.To[int32](warmUpDroppedPercent)
 	}

@@ -689,8 +689,10 @@ func TestStorageStudiesNeitherWarmUpNorWaitForSteadiness(t *testing.T) {
 	if WarmsFirst(&st.Spec) {
 		t.Error("a storage study warms its cells up first")
 	}
+	// A study without spec.load: its benchmarks still name the mode the API requires.
+	st.Spec.Load = v1alpha1.Load{}
 	for k := range 2 {
-		if b := Benchmark(st, cell, k).Spec; b.SteadyWarmUp != nil || b.WarmUp != nil || b.Workload.Storage == nil {
+		if b := Benchmark(st, cell, k).Spec; b.SteadyWarmUp != nil || b.WarmUp != nil || b.Workload.Storage == nil || b.Load.Mode != v1alpha1.LoadMaxThroughput {
 			t.Errorf("run %d: steadyWarmUp %v, warmUp %v, storage %v", k, b.SteadyWarmUp, b.WarmUp, b.Workload.Storage)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/certs"
 	"secured.dev/operator/internal/render/datakeys"
+	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -115,7 +116,7 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	case ds.Spec.HBase != nil:
 		t.StorageClass = ptr.Deref(ds.Spec.HBase.Storage.StorageClassName, "")
 	}
-	if cassandra.EncryptsVolume(*enc.Effective) {
+	if podtemplate.EncryptsVolume(*enc.Effective) {
 		t.VolumeKeySecret = datakeys.AtRestSecret(ds)
 	}
 	return t, err

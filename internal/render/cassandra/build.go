@@ -78,7 +78,7 @@ func Build(c Cluster) (Objects, error) {
 	}
 	auth := Authentication(ds, c.Tunnel, c.Step, c.ClusterDomain)
 	layout := PodLayout
-	if EncryptsVolume(c.Step.Encryption) {
+	if podtemplate.EncryptsVolume(c.Step.Encryption) {
 		layout.DataDir = EncryptedDataDir
 	}
 	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: layout, AtRestKeys: c.AtRestSecret != "",

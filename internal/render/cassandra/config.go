@@ -43,11 +43,6 @@ var PodLayout = Layout{DataDir: "/var/lib/cassandra", TLSDir: "/etc/cassandra/tl
 // begins.
 const EncryptedDataDir = "/var/lib/cassandra/encrypted"
 
-// EncryptsVolume says whether the node's data volume is encrypted below Cassandra.
-func EncryptsVolume(e v1alpha1.EffectiveEncryption) bool {
-	return e.AtRest != nil && e.AtRest.Volume != nil
-}
-
 func (l Layout) keystore() string { return l.TLSDir + "/tls-combined.pem" }
 
 func (l Layout) truststore() string {

@@ -89,7 +89,7 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 	if a := c.Step.Encryption.AtRest; a != nil && (a.Engine != nil || a.Volume != nil) && c.AtRestSecret == "" {
 		return corev1.PodSpec{}, fmt.Errorf("the profile encrypts at rest but no at-rest keys Secret is given")
 	}
-	if EncryptsVolume(c.Step.Encryption) {
+	if podtemplate.EncryptsVolume(c.Step.Encryption) {
 		if c.VolumeEncryptionImage == "" {
 			return corev1.PodSpec{}, fmt.Errorf("the profile encrypts volumes but no volume-encryption image is configured")
 		}
@@ -97,7 +97,7 @@ func podSpec(c Cluster, cm *corev1.ConfigMap) (corev1.PodSpec, error) {
 	}
 	if c.AtRestSecret != "" {
 		keys := podtemplate.SecretVolume(datakeys.AtRestVolume, c.AtRestSecret)
-		if EncryptsVolume(c.Step.Encryption) {
+		if podtemplate.EncryptsVolume(c.Step.Encryption) {
 			// Cassandra reads the keystore; the volume key is the init container's alone.
 			for _, f := range datakeys.EngineKeyFiles {
 				keys.Secret.Items = append(keys.Secret.Items, corev1.KeyToPath{Key: f, Path: f})

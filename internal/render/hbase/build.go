@@ -29,8 +29,11 @@ type Cluster struct {
 	// password Secret, and the trust bundle ConfigMap; needed with TLS or Kerberos.
 	CertSecret, KeystorePasswordSecret, TrustConfigMap string
 	// AtRestSecret holds the at-rest keystore, mounted by the Master and RegionServers when the
-	// profile encrypts at rest.
+	// profile encrypts at rest, and the volume key of the DataNodes' encrypted volumes.
 	AtRestSecret string
+	// VolumeEncryptionImage runs the DataNodes' init container that encrypts their data
+	// directory (atRest.volume).
+	VolumeEncryptionImage string
 	// KeyVersion is the newest Kerberos key version in the keytabs (Keys.HeldVersion): when
 	// a rotation pre-publishes new keys, the pods that mount keytabs restart to load them.
 	KeyVersion int

@@ -72,6 +72,13 @@ type Layout struct {
 	AtRestDir string
 }
 
+// dataNodeSubdir of DataDir holds a DataNode's blocks; DataNodeDir is it in the pods, the
+// directory an encrypted volume encrypts.
+const (
+	dataNodeSubdir = "datanode"
+	DataNodeDir    = "/data/" + dataNodeSubdir
+)
+
 // PodLayout is the layout in the pods.
 var PodLayout = Layout{DataDir: "/data", KeytabDir: "/etc/secured/keytab", TLSDir: "/etc/secured/tls", TrustDir: "/etc/secured/trust", AtRestDir: "/etc/secured/at-rest"}
 
@@ -197,7 +204,7 @@ func hdfsSite(c Topology, s security) map[string]string {
 	p := map[string]string{
 		"dfs.replication":                    fmt.Sprint(c.Replication),
 		"dfs.namenode.name.dir":              "file://" + l.DataDir + "/namenode",
-		"dfs.datanode.data.dir":              "file://" + l.DataDir + "/datanode",
+		"dfs.datanode.data.dir":              "file://" + l.DataDir + "/" + dataNodeSubdir,
 		"dfs.namenode.rpc-address":           fmt.Sprintf("%s:%d", c.NameNode, NameNodePort),
 		"dfs.namenode.rpc-bind-host":         bind,
 		"dfs.namenode.http-address":          fmt.Sprintf("%s:%d", c.NameNode, NameNodeHTTPPort),

@@ -16,6 +16,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/crypto"
+	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
 	"secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
@@ -203,6 +204,42 @@ func TestVolumeClaimsGoWithTheDatastoreWhenAsked(t *testing.T) {
 	for _, sts := range objs.StatefulSets {
 		if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; *p != *podtemplate.Claims(v1alpha1.VolumeDelete) {
 			t.Errorf("StatefulSet %s: retention policy %+v; want %+v", sts.Name, p, podtemplate.Claims(v1alpha1.VolumeDelete))
+		}
+	}
+}
+
+// An encrypted volume (atRest.volume) on HBase: each DataNode's init container encrypts the
+// directory its blocks go to (dfs.datanode.data.dir) before the DataNode starts, with the volume
+// key that it alone sees; the other roles, which hold names and metadata, have none.
+func TestDataNodesEncryptTheirBlocksDirectory(t *testing.T) {
+	ds, enc := sampleDatastore(t)
+	enc.AtRest = &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{Method: v1alpha1.VolumeFscrypt}}
+	c := clusterOf(ds, enc)
+	c.AtRestSecret, c.VolumeEncryptionImage = "events-at-rest-keys", "secured.dev/volume-encryption:test"
+	objs, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hdfs := objs.RoleConfigMaps[DataNode].Data["hdfs-site.xml"]; !strings.Contains(hdfs, "<name>dfs.datanode.data.dir</name><value>file://"+DataNodeDir+"</value>") {
+		t.Fatalf("the DataNode keeps its blocks elsewhere than %s:\n%s", DataNodeDir, hdfs)
+	}
+	for _, sts := range objs.StatefulSets {
+		pod := sts.Spec.Template.Spec
+		role := Role(sts.Labels["app.kubernetes.io/component"])
+		if role != DataNode {
+			if len(pod.InitContainers) > 0 || podtemplate.VolumeSecret(pod, datakeys.VolumeKeyVolume) != "" {
+				t.Errorf("%s: init containers %v, volume key %q", sts.Name, pod.InitContainers, podtemplate.VolumeSecret(pod, datakeys.VolumeKeyVolume))
+			}
+			continue
+		}
+		if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != podtemplate.VolumeEncryptionContainer ||
+			!slices.Contains(pod.InitContainers[0].Args, "--dir="+DataNodeDir) || podtemplate.VolumeSecret(pod, datakeys.VolumeKeyVolume) != c.AtRestSecret {
+			t.Errorf("%s: init containers %+v, volume key from %q", sts.Name, pod.InitContainers, podtemplate.VolumeSecret(pod, datakeys.VolumeKeyVolume))
+		}
+		for _, m := range pod.Containers[0].VolumeMounts {
+			if m.Name == datakeys.VolumeKeyVolume {
+				t.Errorf("the DataNode process sees the volume key")
+			}
 		}
 	}
 }

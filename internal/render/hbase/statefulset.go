@@ -56,6 +56,13 @@ func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash, c
 	if persistent(r) {
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{dataClaim(s, r)}
 	}
+	if r == DataNode && podtemplate.EncryptsVolume(s.Encryption) {
+		// The blocks, HFiles and WALs alike, are the DataNodes'; the NameNode's and ZooKeeper's
+		// volumes hold names and metadata, on the default StorageClass.
+		pod := &sts.Spec.Template.Spec
+		pod.InitContainers = []corev1.Container{podtemplate.VolumeEncryption(s.VolumeEncryptionImage, "data", PodLayout.DataDir, DataNodeDir)}
+		pod.Volumes = append(pod.Volumes, podtemplate.VolumeKey(s.AtRestSecret))
+	}
 	deviations := append(podtemplate.WorkloadDeviations(sts.Spec.Template.Spec), podtemplate.ImageServiceUser)
 	if slices.ContainsFunc(container.Env, func(e corev1.EnvVar) bool { return e.Name == KeystorePasswordEnv }) {
 		deviations = append(deviations, podtemplate.KeystorePasswordEnv)

@@ -171,6 +171,11 @@ func ProberPeer(operatorNamespace string) []networkingv1.NetworkPolicyPeer {
 	}}
 }
 
+// EncryptsVolume says whether the datastore's data volumes are encrypted below it.
+func EncryptsVolume(e v1alpha1.EffectiveEncryption) bool {
+	return e.AtRest != nil && e.AtRest.Volume != nil
+}
+
 // VolumeEncryptionContainer is the init container of an encrypted volume: the operator's own
 // command, so its last words may be quoted in status when it fails (status.PodProblems).
 const VolumeEncryptionContainer = "volume-encryption"

@@ -65,16 +65,31 @@ func StartHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption) *HBaseClu
 // StartHBaseClusterOn starts the cluster on the given addresses.
 func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHosts) *HBaseCluster {
 	t.Helper()
+	return startHBaseCluster(t, enc, h, "")
+}
+
+// StartHBaseClusterIn starts the cluster with ZooKeeper's, the NameNode's and the DataNode's
+// data in dataDir, as their pods keep it on their volumes.
+func StartHBaseClusterIn(t *testing.T, enc v1alpha1.EffectiveEncryption, dataDir string) *HBaseCluster {
+	t.Helper()
+	return startHBaseCluster(t, enc, DefaultHBaseHosts, dataDir)
+}
+
+func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHosts, dataDir string) *HBaseCluster {
+	t.Helper()
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "hbase-jars.sh")).Output()
 	if err != nil {
 		t.Fatalf("resolving HBase jars: %v", err)
 	}
 	dir := t.TempDir()
+	if dataDir == "" {
+		dataDir = filepath.Join(dir, "data")
+	}
 	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
 	c.Topology = hbase.Topology{
 		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1, DataNodes: 1,
 		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
-		Layout: hbase.Layout{DataDir: filepath.Join(dir, "data"), KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "trust"),
+		Layout: hbase.Layout{DataDir: dataDir, KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "trust"),
 			AtRestDir: filepath.Join(dir, "at-rest")},
 	}
 	if h.BackupMaster != "" {
@@ -373,6 +388,18 @@ func (c *HBaseCluster) driverTarget(t *testing.T) (map[string]string, []string) 
 		jvm = append(jvm, "-Djava.security.krb5.conf="+filepath.Join(c.dir, "conf", "krb5.conf"))
 	}
 	return props, jvm
+}
+
+// Stop ends every process of the cluster, as deleting its pods does.
+func (c *HBaseCluster) Stop() {
+	for _, role := range []hbase.Role{hbase.RegionServer, hbase.Master, hbase.DataNode, hbase.NameNode, hbase.ZooKeeper} {
+		if p, ok := c.procs[role]; ok {
+			p.stop()
+		}
+	}
+	if c.backup != nil {
+		c.backup.stop()
+	}
 }
 
 // Revive starts again every role whose process ended by itself, as the kubelet restarts a
