@@ -152,7 +152,7 @@ func dataDir(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, pod s
 // grepNode lists the files under dir on the Kind worker that hold marker in clear.
 func grepNode(t *testing.T, node, marker, dir string) string {
 	t.Helper()
-	if !strings.HasPrefix(marker, "canary-") || !filepath.IsAbs(dir) || strings.ContainsAny(dir, "\x00\n") {
+	if !strings.HasPrefix(marker, "canary-") && !strings.HasPrefix(marker, "canary_") || !filepath.IsAbs(dir) || strings.ContainsAny(dir, "\x00\n") {
 		t.Fatalf("refusing to search %q for %q", dir, marker)
 	}
 	// grep exits 1 when nothing matches: that is the answer, not an error.

@@ -122,42 +122,44 @@ DOCKERFILE
   echo "$name=$tag $(save "$tag")"
 }
 
-# vpn_image: the tunnel sidecar, images/vpn/bin/tunnel on a Debian base with WireGuard's tools,
-# wireguard-go (for nodes without the kernel module), OpenVPN, nftables and curl (the key fetch).
-vpn_image() {
-  local base ctx tag
-  base=$(debian_image vpn-base "" wireguard-tools wireguard-go openvpn nftables iproute2 procps curl)
-  base=${base#*=}; base=${base%% *}
-  tag="secured.dev/vpn:$( { echo "$base"; sha256sum "$root/images/vpn/bin/tunnel"; } | sha256sum | cut -c1-12)"
+# entrypoint_image NAME BASE FILE [USER]: the image NAME with FILE as its entrypoint, in
+# /usr/local/bin under FILE's own name, on the image BASE; tagged with a hash of both.
+entrypoint_image() {
+  local name=$1 base=$2 file=$3 user=${4:-} bin ctx tag
+  bin=$(basename "$file")
+  tag="secured.dev/$name:$( { echo "$base"; sha256sum <"$file"; } | sha256sum | cut -c1-12)"
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     log "building $tag"
     ctx=$(mktemp -d)
-    cp "$root/images/vpn/bin/tunnel" "$ctx/tunnel"
-    printf 'FROM %s\nCOPY tunnel /usr/local/bin/tunnel\nENTRYPOINT ["/usr/local/bin/tunnel"]\n' "$base" >"$ctx/Dockerfile"
+    cp "$file" "$ctx/$bin"
+    {
+      printf 'FROM %s\nCOPY %s /usr/local/bin/%s\n' "$base" "$bin" "$bin"
+      [[ -z $user ]] || printf 'USER %s\n' "$user"
+      printf 'ENTRYPOINT ["/usr/local/bin/%s"]\n' "$bin"
+    } >"$ctx/Dockerfile"
     docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
     rm -rf "$ctx"
   fi
-  echo "vpn=$tag $(save "$tag")"
+  echo "$name=$tag $(save "$tag")"
+}
+
+# vpn_image: the tunnel sidecar, images/vpn/bin/tunnel on a Debian base with WireGuard's tools,
+# wireguard-go (for nodes without the kernel module), OpenVPN, nftables and curl (the key fetch).
+vpn_image() {
+  local base
+  base=$(debian_image vpn-base "" wireguard-tools wireguard-go openvpn nftables iproute2 procps curl)
+  base=${base#*=}; base=${base%% *}
+  entrypoint_image vpn "$base" "$root/images/vpn/bin/tunnel"
 }
 
 # storage_bench_image: cmd/storage-bench, the client of storage workloads, on a Debian base
 # with fio.
 storage_bench_image() {
-  local base ctx tag version bin
+  local base version
   base=$(debian_image fio-base "" fio)
   base=${base#*=}; base=${base%% *}
   version=$( (cd "$root" && git ls-files --cached --others --exclude-standard go.mod go.sum api internal cmd | xargs sha256sum | sha256sum) | cut -c1-12)
-  tag="secured.dev/storage-bench:$( { echo "$base"; echo "$version"; } | sha256sum | cut -c1-12)"
-  if ! docker image inspect "$tag" >/dev/null 2>&1; then
-    log "building $tag"
-    bin=$("$root/hack/build/build-go-binary.sh" storage-bench "$root" ./cmd/storage-bench "$version")
-    ctx=$(mktemp -d)
-    cp "$bin" "$ctx/storage-bench"
-    printf 'FROM %s\nCOPY storage-bench /usr/local/bin/storage-bench\nUSER 65532:65532\nENTRYPOINT ["/usr/local/bin/storage-bench"]\n' "$base" >"$ctx/Dockerfile"
-    docker build -q -t "$tag" "$ctx" >/dev/null 2>"$ctx/build.log" || { cat "$ctx/build.log" >&2; exit 1; }
-    rm -rf "$ctx"
-  fi
-  echo "storage-bench=$tag $(save "$tag")"
+  entrypoint_image storage-bench "$base" "$("$root/hack/build/build-go-binary.sh" storage-bench "$root" ./cmd/storage-bench "$version")" 65532:65532
 }
 
 jre=$(debian_image jre "" openjdk-17-jre-headless procps iproute2 passwd)
