@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -62,6 +63,7 @@ func TestShippedSamplesAreAccepted(t *testing.T) {
 		t.Fatalf("found %d samples; expected the shipped profiles and one sample per kind", len(files))
 	}
 	kinds := map[string]int{}
+	profiles := map[string]any{} // spec by name: studies may share a profile, never redefine it
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -73,6 +75,15 @@ func TestShippedSamplesAreAccepted(t *testing.T) {
 		}
 		for _, u := range docs {
 			kinds[u.GetKind()]++
+			if u.GetKind() == "EncryptionProfile" {
+				if spec, seen := profiles[u.GetName()]; seen {
+					if !reflect.DeepEqual(spec, u.Object["spec"]) {
+						t.Errorf("%s: EncryptionProfile %s differs from another manifest's of that name", f, u.GetName())
+					}
+					continue
+				}
+				profiles[u.GetName()] = u.Object["spec"]
+			}
 			if u.GetNamespace() == "" && u.GetKind() != "EncryptionProfile" && u.GetKind() != "Namespace" {
 				u.SetNamespace("default")
 			}
