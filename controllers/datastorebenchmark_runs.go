@@ -163,7 +163,7 @@ func (r *DatastoreBenchmarkReconciler) job(s *benchmarkScope, phase string, run 
 		image = r.Options.YCSBHBaseImage
 	}
 	return benchmark.Build(benchmark.Job{Benchmark: s.b, Target: s.target, Phase: phase, Run: run, Image: image, RemoteWriteURL: url,
-		VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer(), VolumeEncryptionImage: r.Options.VolumeEncryptionImage})
+		VPNImage: r.Options.VPNImage, KeyServer: r.Options.keyServer(), VolumeEncryptionImage: r.Options.VolumeEncryptionImage, FeatureLabelPrefix: r.Options.FeatureLabelPrefix})
 }
 
 // record writes a finished run's results, judges whether it counts and says so in an event.

@@ -29,7 +29,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	rep := Report{
 		Study: name, Engine: string(spec.Template.Engine), Baseline: spec.Matrix.Baseline,
 		Workload: workloadName(spec.Workload), Repetitions: rounds(spec, cells), Seed: seed,
-		Method: method, Precision: precisionOf(spec),
+		Method: methodOf(spec), Precision: precisionOf(spec),
 	}
 	for i := range cells {
 		c := &cells[i]
@@ -97,14 +97,25 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	return a
 }
 
-const method = "Throughput per cell: median of the valid repetitions, 95% confidence interval from order statistics " +
+const methodRounds = "Throughput per cell: median of the valid repetitions, 95% confidence interval from order statistics " +
 	"(distribution-free; needs 6 repetitions). Repetitions ran in randomized interleaved order (RMIT): every round " +
-	"measures every cell once, in a fresh random order. A cell's first run follows a warm-up that lasts until its " +
+	"measures every cell once, in a fresh random order. "
+
+// methodWarmUp: how a YCSB study's runs warm up.
+const methodWarmUp = "A cell's first run follows a warm-up that lasts until its " +
 	"throughput is steady (the last 10 seconds within a 10% coefficient of variation and without a trend over 5%, " +
 	"between spec.steadyWarmUp's minimum and maximum); later runs warm up for spec.warmUp. At a fixed rate or a fixed " +
 	"operation count, where throughput cannot show when the JIT is done, the cells instead warm up before round 1, " +
 	"one at a time once all are up, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, which also loads the data and whose " +
-	"figures are discarded), and every run warms up for spec.warmUp. Overhead: 1 - exp(Hodges-Lehmann estimate of the log " +
+	"figures are discarded), and every run warms up for spec.warmUp. "
+
+// methodStorage replaces methodWarmUp for a storage workload.
+const methodStorage = "Each run measures the volume with fio (spec.workload.storage): it lays its file out on a new scratch " +
+	"volume of the datastore's StorageClass, encrypted as the datastore's are, before its measured window, so no run " +
+	"warms up and no data is loaded; operations are I/Os, and the datastore's CPU is not the cost. "
+
+// methodComparison: how cells are compared and what a decision rests on.
+const methodComparison = "Overhead: 1 - exp(Hodges-Lehmann estimate of the log " +
 	"throughput ratio of the cell's run to the baseline's run of the same round, the baseline of the same " +
 	"acceleration, cluster size and value size), with the 95% interval that inverts the two-sided Wilcoxon signed-rank test " +
 	"(exact without ties). Paired because runs of one round share the machine's state (a neighbour's load, " +
@@ -123,6 +134,14 @@ const method = "Throughput per cell: median of the valid repetitions, 95% confid
 	"spec.background.repeats times (2), then kept and marked busy. The decision rests on server CPU " +
 	"per operation when every compared cell has it, unless spec.decision.metric says otherwise. Cost: extra nodes " +
 	"to restore baseline capacity, 1/(1 - overhead) - 1, assuming capacity scales linearly with nodes."
+
+// methodOf says how the study measured and compared.
+func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
+	if spec.Workload.Storage != nil {
+		return methodRounds + methodStorage + methodComparison
+	}
+	return methodRounds + methodWarmUp + methodComparison
+}
 
 // overheadMetric is the metric the decision weighs: the spec's, or under Auto server CPU per
 // operation when every compared cell has its comparison.

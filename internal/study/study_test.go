@@ -699,4 +699,7 @@ func TestStorageStudiesNeitherWarmUpNorWaitForSteadiness(t *testing.T) {
 	if got := workloadName(st.Spec.Workload); got != "fio RandomRead of 8 KiB blocks (operations are I/Os)" {
 		t.Errorf("workload named %q", got)
 	}
+	if m := methodOf(&st.Spec); !strings.Contains(m, "no run warms up") || strings.Contains(m, "steadyWarmUp") {
+		t.Errorf("a storage study's method text: %s", m)
+	}
 }

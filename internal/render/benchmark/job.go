@@ -76,8 +76,9 @@ type Job struct {
 	VPNImage  string
 	KeyServer vpn.KeyServer
 	// VolumeEncryptionImage readies a storage workload's scratch volume when the datastore's
-	// profile encrypts volumes.
-	VolumeEncryptionImage string
+	// profile encrypts volumes; FeatureLabelPrefix names the nodes' CPU-feature labels its
+	// placement selects on.
+	VolumeEncryptionImage, FeatureLabelPrefix string
 }
 
 // Measurable says why the benchmark cannot measure its target, naming the field to change; nil

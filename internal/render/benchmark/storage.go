@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/placement"
 	"secured.dev/operator/internal/render/podtemplate"
 )
 
@@ -61,6 +62,12 @@ func storageJob(j Job) (*batchv1.Job, error) {
 	}
 	spec.Volumes = []corev1.Volume{{Name: scratchVolume, VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: claim}}}}}
+	if p := j.Target.Placement; p != nil {
+		// The volume is measured on the kind of node the datastore runs on: its CPU features
+		// (the kernel's AES) and its disks.
+		spec.Affinity = placement.Affinity(p, j.FeatureLabelPrefix)
+		spec.NodeSelector, spec.Tolerations = p.NodeSelector, p.Tolerations
+	}
 	if j.Target.VolumeKeySecret != "" {
 		spec.InitContainers = []corev1.Container{podtemplate.VolumeEncryption(j.VolumeEncryptionImage, scratchVolume, scratchMount, scratchDir)}
 		spec.Volumes = append(spec.Volumes, podtemplate.VolumeKey(j.Target.VolumeKeySecret))

@@ -91,4 +91,28 @@ func TestStorageJobsOfAPlainDatastoreUseAPlainVolume(t *testing.T) {
 	if !slices.Contains(pod.Containers[0].Args, "--block-size-kib=64") {
 		t.Errorf("a sequential pattern defaults to 64 KiB blocks: %v", pod.Containers[0].Args)
 	}
+	if pod.Affinity != nil || pod.NodeSelector != nil {
+		t.Errorf("a datastore placed anywhere: affinity %v, node selector %v", pod.Affinity, pod.NodeSelector)
+	}
+}
+
+// The scratch volume is measured on the kind of node the datastore runs on: its placement's
+// node selector, tolerations and CPU features.
+func TestStorageJobsRunWhereTheDatastoreMayRun(t *testing.T) {
+	ds := tlsDatastore()
+	ds.Spec.Placement = &v1alpha1.PlacementSpec{CryptoAcceleration: v1alpha1.AccelerationRequired, NodeSelector: map[string]string{"disk": "nvme"},
+		Tolerations: []corev1.Toleration{{Key: "storage", Operator: corev1.TolerationOpExists}}}
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := Build(Job{Benchmark: storageBenchmark(v1alpha1.StorageRandomRead), Target: target, Phase: PhaseRun, Image: "secured.dev/storage-bench:test", FeatureLabelPrefix: "feature.node.kubernetes.io/cpu-cpuid."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := job.Spec.Template.Spec
+	if pod.NodeSelector["disk"] != "nvme" || len(pod.Tolerations) != 1 || pod.Affinity == nil || pod.Affinity.NodeAffinity == nil ||
+		!strings.Contains(pod.Affinity.NodeAffinity.String(), "feature.node.kubernetes.io/cpu-cpuid.AESNI") {
+		t.Errorf("node selector %v, tolerations %v, affinity %v", pod.NodeSelector, pod.Tolerations, pod.Affinity)
+	}
 }

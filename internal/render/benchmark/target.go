@@ -46,8 +46,9 @@ type Target struct {
 	ClientKeysSecret string
 	// StorageClass of the datastore's volumes ("" is the cluster's default) and, when its
 	// profile encrypts them, VolumeKeySecret with their key: a storage workload's scratch
-	// volume is made the same way.
+	// volume is made the same way, on the kind of node Placement admits.
 	StorageClass, VolumeKeySecret string
+	Placement                     *v1alpha1.PlacementSpec
 }
 
 // ServerPods selects the datastore's pods, whose CPU a run accounts for; nil for an external
@@ -119,6 +120,7 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	if podtemplate.EncryptsVolume(*enc.Effective) {
 		t.VolumeKeySecret = datakeys.AtRestSecret(ds)
 	}
+	t.Placement = ds.Spec.Placement
 	return t, err
 }
 
