@@ -329,10 +329,10 @@ func templateHash(g Gomega, ds *v1alpha1.SecuredDatastore, role hbase.Role) stri
 // DataNode starts, and the encryption cannot be dropped from the running datastore.
 func TestHBaseDataNodesEncryptTheirVolumesForGood(t *testing.T) {
 	g := NewWithT(t)
-	ds := plaintextHBase("sealedlog")
+	ds := plaintextHBase("sealedhdfs") // not the at-rest test's sealedlog: its keys outlive it
 	ds.Spec.Encryption.AtRest = &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}
 	create(t, ds)
-	sec := keySecret(t, client.ObjectKey{Namespace: ds.Namespace, Name: "sealedlog-at-rest-keys"})
+	sec := keySecret(t, client.ObjectKey{Namespace: ds.Namespace, Name: "sealedhdfs-at-rest-keys"})
 	g.Expect(sec.Data["volume.key"]).To(HaveLen(64))
 	dataNode := func(g Gomega) corev1.PodSpec {
 		sts := &appsv1.StatefulSet{}
@@ -344,7 +344,7 @@ func TestHBaseDataNodesEncryptTheirVolumesForGood(t *testing.T) {
 		g.Expect(pod.InitContainers).To(HaveLen(1))
 		g.Expect(pod.InitContainers[0].Image).To(Equal("secured.dev/volume-encryption:test"))
 		g.Expect(pod.InitContainers[0].Args).To(ContainElement("--dir=" + hbase.DataNodeDir))
-		g.Expect(podtemplate.VolumeSecret(pod, "volume-key")).To(Equal("sealedlog-at-rest-keys"))
+		g.Expect(podtemplate.VolumeSecret(pod, "volume-key")).To(Equal("sealedhdfs-at-rest-keys"))
 	}).Should(Succeed())
 
 	changeIsRefused(t, ds, func(d *v1alpha1.SecuredDatastore) { d.Spec.Encryption.AtRest = nil },
