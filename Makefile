@@ -64,7 +64,7 @@ bench: ## Go benchmarks (catalogue, profile resolution, study statistics, client
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... ./pkg/... | grep -v -e /internal/k6ycsb -e /internal/fscrypt)
 
 .PHONY: bench-client
-bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and fixed rate, plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~9 min; +10 min the first time, to build latte).
+bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and a fixed rate the server keeps (half the lowest maximum; BENCH_CLIENT_RATE), plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~9 min; +6 to 10 min the first time, to build latte).
 	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
 .PHONY: bench-client-side

@@ -12,6 +12,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"secured.dev/operator/internal/pintls"
+	"secured.dev/operator/internal/rawsock"
 )
 
 // dialer opens the session's connections, pinned TLS or plaintext, and counts them by kind:
@@ -55,7 +56,7 @@ func (d *dialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	d.plainConns.Add(1)
-	return conn, nil
+	return rawsock.Conn(conn), nil
 }
 
 // notTLS tells a server that does not speak TLS on the port (Cassandra with client encryption

@@ -24,6 +24,7 @@ import (
 
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/pintls"
+	"secured.dev/operator/internal/rawsock"
 	"secured.dev/operator/internal/ycsb"
 )
 
@@ -191,7 +192,7 @@ func Open(o Options) (*Store, error) {
 		if cfg == nil {
 			cfg = &tls.Config{}
 		}
-		s.dialer.pinned = &pintls.HostDialer{Pin: o.TLS.Pin, TLS: cfg, Dialer: net.Dialer{Timeout: c.ConnectTimeout}}
+		s.dialer.pinned = &pintls.HostDialer{Pin: o.TLS.Pin, TLS: cfg, Dialer: net.Dialer{Timeout: c.ConnectTimeout}, Transport: rawsock.Conn}
 	}
 	c.HostDialer = s.dialer
 	var err error

@@ -47,11 +47,12 @@ type Conn struct {
 	streams []stream
 
 	// Under wmu: frames waiting for the wire, whether a caller is writing them, and whether
-	// the connection is closed (no request may start).
+	// the connection is closed (no request may start). writing is also read without wmu, by
+	// the pool, to send a request where a write is about to happen anyway.
 	wmu     sync.Mutex
 	out     []byte
 	spare   []byte
-	writing bool
+	writing atomic.Bool
 	closed  bool
 	err     atomic.Pointer[error]
 	quit    chan struct{}
@@ -168,10 +169,10 @@ func (c *Conn) roundTrip(ctx context.Context, frame []byte) (response, error) {
 	}
 	c.out = append(c.out, frame...)
 	var err error
-	if !c.writing {
+	if !c.writing.Load() {
 		// Let the goroutines that are ready to send (the callers a burst of answers woke) queue
 		// their frames first, so that they leave in this write.
-		c.writing = true
+		c.writing.Store(true)
 		c.wmu.Unlock()
 		runtime.Gosched()
 		c.wmu.Lock()
@@ -218,8 +219,8 @@ func (c *Conn) roundTrip(ctx context.Context, frame []byte) (response, error) {
 // neither a flusher goroutine nor a timer, which made gocql's coalescing cost more than it
 // saved.
 func (c *Conn) flush() error {
-	c.writing = true
-	defer func() { c.writing = false }()
+	c.writing.Store(true)
+	defer c.writing.Store(false)
 	for len(c.out) > 0 && !c.closed {
 		batch := c.out
 		c.out = c.spare[:0]

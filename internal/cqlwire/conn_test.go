@@ -319,3 +319,47 @@ func TestMalformedFramesAreErrorsNotPanics(t *testing.T) {
 		t.Errorf("a cut ERROR frame: %v", err)
 	}
 }
+
+// A request goes where a write is under way, whose turn it shares; otherwise the connections
+// take turns.
+func TestPoolSendsWhereAWriteIsUnderWay(t *testing.T) {
+	script := func(op byte, body []byte) answer {
+		a, _ := login(op, body)
+		return a
+	}
+	p := &Pool{}
+	for range 2 {
+		s := &slot{addr: "scripted", lastDial: time.Now()} // no redial within the test
+		s.conn.Store(peer(t, script))
+		p.conns = append(p.conns, s)
+	}
+	first, second := p.conns[0].conn.Load(), p.conns[1].conn.Load()
+	picks := func() []*Conn {
+		var out []*Conn
+		for range 4 {
+			c, err := p.pick(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	if got := picks(); got[0] == got[1] || got[0] != got[2] || got[1] != got[3] {
+		t.Errorf("with no write under way the picks were %v; want the two connections in turn", got)
+	}
+	second.writing.Store(true)
+	for i, c := range picks() {
+		if c != second {
+			t.Errorf("pick %d chose %p while %p was writing; want the writing one", i, c, second)
+		}
+	}
+	second.writing.Store(false)
+	first.writing.Store(true)
+	first.Close() // a broken connection is never chosen for its write
+	for range 4 {
+		if c, err := p.pick(context.Background()); err == nil && c != second {
+			t.Errorf("pick chose the broken connection because it had been writing")
+		}
+	}
+}

@@ -74,6 +74,8 @@ type HostDialer struct {
 	Pin    Pin
 	TLS    *tls.Config
 	Dialer net.Dialer
+	// Transport, when set, wraps the TCP connection the TLS session runs over.
+	Transport func(net.Conn) net.Conn
 
 	negotiated atomic.Value // Pin
 }
@@ -95,6 +97,9 @@ func (d *HostDialer) Dial(ctx context.Context, addr string) (*tls.Conn, error) {
 	conn, err := d.Dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if d.Transport != nil {
+		conn = d.Transport(conn)
 	}
 	tc := tls.Client(conn, d.Pin.Config(d.TLS))
 	if err := tc.HandshakeContext(ctx); err != nil {
