@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -320,46 +321,60 @@ func TestMalformedFramesAreErrorsNotPanics(t *testing.T) {
 	}
 }
 
-// A request goes where a write is under way, whose turn it shares; otherwise the connections
-// take turns.
-func TestPoolSendsWhereAWriteIsUnderWay(t *testing.T) {
+// The nodes take turns; within a node's turn a request goes to the connection whose write is
+// under way, if any, and otherwise the node's connections take turns too.
+func TestPoolSendsWhereAWriteIsUnderWayOnTheNodeWhoseTurnItIs(t *testing.T) {
 	script := func(op byte, body []byte) answer {
 		a, _ := login(op, body)
 		return a
 	}
-	p := &Pool{}
-	for range 2 {
-		s := &slot{addr: "scripted", lastDial: time.Now()} // no redial within the test
+	// Two nodes, two connections each, laid out as Open does: a1 b1 a2 b2.
+	p := &Pool{nodes: 2}
+	for _, addr := range []string{"a", "b", "a", "b"} {
+		s := &slot{addr: addr, lastDial: time.Now()} // no redial within the test
 		s.conn.Store(peer(t, script))
 		p.conns = append(p.conns, s)
 	}
-	first, second := p.conns[0].conn.Load(), p.conns[1].conn.Load()
+	conn := func(i int) *Conn { return p.conns[i].conn.Load() }
 	picks := func() []*Conn {
 		var out []*Conn
-		for range 4 {
+		for range 8 {
 			c, err := p.pick(context.Background())
-			if err != nil {
-				t.Fatal(err)
+			if err == nil {
+				out = append(out, c)
 			}
-			out = append(out, c)
 		}
 		return out
 	}
-	if got := picks(); got[0] == got[1] || got[0] != got[2] || got[1] != got[3] {
-		t.Errorf("with no write under way the picks were %v; want the two connections in turn", got)
-	}
-	second.writing.Store(true)
-	for i, c := range picks() {
-		if c != second {
-			t.Errorf("pick %d chose %p while %p was writing; want the writing one", i, c, second)
+	index := func(c *Conn) int {
+		for i := range p.conns {
+			if conn(i) == c {
+				return i
+			}
 		}
+		return -1
 	}
-	second.writing.Store(false)
-	first.writing.Store(true)
-	first.Close() // a broken connection is never chosen for its write
-	for range 4 {
-		if c, err := p.pick(context.Background()); err == nil && c != second {
-			t.Errorf("pick chose the broken connection because it had been writing")
+	var got []int
+	for _, c := range picks() {
+		got = append(got, index(c))
+	}
+	if want := []int{1, 2, 3, 0, 1, 2, 3, 0}; !slices.Equal(got, want) {
+		t.Errorf("with no write under way the picks were connections %v; want %v, every connection in turn", got, want)
+	}
+
+	conn(2).writing.Store(true) // a2
+	got = got[:0]
+	for _, c := range picks() {
+		got = append(got, index(c))
+	}
+	if want := []int{1, 2, 3, 2, 1, 2, 3, 2}; !slices.Equal(got, want) {
+		t.Errorf("while a2 writes the picks were connections %v; want %v: node a's turns to a2, node b's in turn", got, want)
+	}
+
+	conn(2).Close() // a broken connection is never chosen for its write
+	for _, c := range picks() {
+		if c == conn(2) {
+			t.Errorf("pick chose a broken connection because it had been writing")
 		}
 	}
 }

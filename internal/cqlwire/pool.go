@@ -18,7 +18,8 @@ const redialPause = time.Second
 // Safe for concurrent use.
 type Pool struct {
 	cfg      Config
-	conns    []*slot
+	conns    []*slot // node after node, perHost times over
+	nodes    uint64  // how many nodes
 	next     atomic.Uint64
 	queries  []string
 	prepared []atomic.Pointer[Prepared] // by Statement, on first use
@@ -42,7 +43,7 @@ func Open(ctx context.Context, addrs []string, perHost int, cfg Config, queries 
 	if len(addrs) == 0 || perHost < 1 {
 		return nil, fmt.Errorf("cqlwire: %d addresses with %d connections each: give at least one of each", len(addrs), perHost)
 	}
-	p := &Pool{cfg: cfg, queries: queries, prepared: make([]atomic.Pointer[Prepared], len(queries))}
+	p := &Pool{cfg: cfg, nodes: uint64(len(addrs)), queries: queries, prepared: make([]atomic.Pointer[Prepared], len(queries))}
 	for range perHost {
 		for _, a := range addrs {
 			c, err := Dial(ctx, a, cfg)
@@ -75,19 +76,21 @@ func (p *Pool) Execute(ctx context.Context, st Statement, q *Request, row func([
 	return c.Execute(ctx, pr, q, row)
 }
 
-// pick chooses the connection for a request. A request sent where a caller is about to write
-// (or writing) leaves in that write or the next, which costs no system call of its own; sent
-// to an idle connection it costs one write, and over TLS a record. Operations that start
-// together, as a fixed rate's do within a tick, so share a write instead of each paying one
-// (make bench-client's fixed-rate case); with no write under way the connections take turns.
+// pick chooses the connection for a request. The nodes take turns, so that every node
+// coordinates its share. Among the turn's node's connections, a request goes where a caller
+// is about to write (or writing): it leaves in that write or the next, which costs no system
+// call of its own, where an idle connection costs one write, and over TLS a record.
+// Operations that start together, as a fixed rate's do within a tick, so share a write
+// instead of each paying one (make bench-client's fixed-rate case).
 func (p *Pool) pick(ctx context.Context) (*Conn, error) {
-	n := p.next.Add(1)
-	for i := range uint64(len(p.conns)) {
-		if c := p.conns[(n+i)%uint64(len(p.conns))].conn.Load(); c != nil && c.writing.Load() && !c.Broken() {
+	n := p.next.Add(1) % uint64(len(p.conns))
+	// Open lays the connections out node after node, perHost times over.
+	for i := n % p.nodes; i < uint64(len(p.conns)); i += p.nodes {
+		if c := p.conns[i].conn.Load(); c != nil && c.writing.Load() && !c.Broken() {
 			return c, nil
 		}
 	}
-	return p.conns[n%uint64(len(p.conns))].get(ctx, p.cfg)
+	return p.conns[n].get(ctx, p.cfg)
 }
 
 // get returns the slot's connection, dialled again if it failed and the last attempt is a
