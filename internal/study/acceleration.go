@@ -27,22 +27,17 @@ type AccelerationEffect struct {
 // accelerationEffects compares, for every non-baseline profile and size measured at both
 // accelerations, its overhead with AES emulated off against its overhead with hardware AES.
 func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, m v1alpha1.OverheadMetric) []AccelerationEffect {
-	metric := throughput
-	if m == v1alpha1.OverheadMetricServerCPU {
-		metric = cpuEfficiency
-	}
+	metric := metricOf(m)
 	var out []AccelerationEffect
 	for i := range cells {
 		on := &cells[i]
-		if on.Acceleration != v1alpha1.AccelerationAvailable || on.Profile == spec.Matrix.Baseline || on.State == v1alpha1.CellFailed {
+		if on.Profile == spec.Matrix.Baseline {
 			continue
 		}
-		withOff := settingOf(on)
-		withOff.acceleration = v1alpha1.AccelerationEmulatedOff
-		off := cellAt(cells, on.Profile, withOff)
+		off := emulatedOff(cells, on)
 		baseOn := cellAt(cells, spec.Matrix.Baseline, settingOf(on))
-		baseOff := cellAt(cells, spec.Matrix.Baseline, withOff)
-		if off == nil || off.State == v1alpha1.CellFailed || baseOn == nil || baseOff == nil {
+		baseOff := emulatedOff(cells, baseOn)
+		if off == nil || baseOff == nil {
 			continue
 		}
 		bOn, xOff, bOff := byRound(baseOn, metric), byRound(off, metric), byRound(baseOff, metric)
@@ -60,6 +55,99 @@ func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Stud
 		out = append(out, AccelerationEffect{Profile: on.Profile, Nodes: on.Nodes, FieldLength: on.FieldLength, Comparison: stats.ComparePaired(ratioOn, ratioOff)})
 	}
 	return out
+}
+
+// metricOf is the per-run figure of an overhead metric.
+func metricOf(m v1alpha1.OverheadMetric) metric {
+	if m == v1alpha1.OverheadMetricServerCPU {
+		return cpuEfficiency
+	}
+	return throughput
+}
+
+// emulatedOff is the live cell of on's profile and setting with AES emulated off, when on is a
+// live cell with hardware AES; nil otherwise.
+func emulatedOff(cells []v1alpha1.StudyCell, on *v1alpha1.StudyCell) *v1alpha1.StudyCell {
+	if on == nil || on.Acceleration != v1alpha1.AccelerationAvailable || on.State == v1alpha1.CellFailed {
+		return nil
+	}
+	s := settingOf(on)
+	s.acceleration = v1alpha1.AccelerationEmulatedOff
+	off := cellAt(cells, on.Profile, s)
+	if off == nil || off.State == v1alpha1.CellFailed {
+		return nil
+	}
+	return off
+}
+
+// BaselineSpread compares the baseline with AES emulated off against itself with hardware AES,
+// paired by round. A profile that uses no AES, as plaintext, runs the same code either way, so
+// for it this is the difference between two datastores of one configuration: each cell is one
+// datastore, so every cell's overhead may carry such a difference, and its interval, built from
+// the rounds' run-to-run noise, does not include it.
+type BaselineSpread struct {
+	Profile     string `json:"profile"`
+	Nodes       int32  `json:"nodes"`
+	FieldLength int32  `json:"fieldLength,omitempty"`
+	// Comparison: Overhead is the fraction of capacity the datastore with AES emulated off
+	// loses against the one with hardware AES, on the report's overhead metric.
+	Comparison stats.Comparison `json:"comparison"`
+}
+
+// baselineSpreads compares the baseline's two datastores of every size measured at both
+// accelerations.
+func baselineSpreads(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, m v1alpha1.OverheadMetric) []BaselineSpread {
+	metric := metricOf(m)
+	var out []BaselineSpread
+	for i := range cells {
+		on := &cells[i]
+		off := emulatedOff(cells, on)
+		if on.Profile != spec.Matrix.Baseline || off == nil {
+			continue
+		}
+		xOff := byRound(off, metric)
+		var withAES, without []float64
+		for _, r := range on.Runs {
+			x, ok := metric(r)
+			if !ok || r.Round <= 0 || xOff[r.Round] == 0 {
+				continue
+			}
+			withAES, without = append(withAES, x), append(without, xOff[r.Round])
+		}
+		if len(withAES) > 0 {
+			out = append(out, BaselineSpread{Profile: on.Profile, Nodes: on.Nodes, FieldLength: on.FieldLength, Comparison: stats.ComparePaired(withAES, without)})
+		}
+	}
+	return out
+}
+
+// Sentence says how far apart the baseline's two datastores are, and what that means.
+func (b BaselineSpread) Sentence() string {
+	cmp := b.Comparison
+	what := fmt.Sprintf("%s%s with AES emulated off against itself with hardware AES", b.Profile, sizeOf(b.Nodes, b.FieldLength))
+	const meaning = "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration, " +
+		"which any cell's overhead may carry (each cell is one datastore) and its interval, built from run-to-run noise, does not include."
+	switch {
+	case !cmp.HasCI:
+		return fmt.Sprintf("%s: %s%% of capacity lost (%d paired rounds, too few for a 95%% interval). %s", what, percent(cmp.Overhead), cmp.Pairs, meaning)
+	case cmp.Significant:
+		return fmt.Sprintf("%s: they differ, by %s%% of capacity (95%% interval %s..%s%%, p=%.4f, %d paired rounds). %s",
+			what, percent(cmp.Overhead), percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs, meaning)
+	}
+	return fmt.Sprintf("%s: no difference found (estimate %s%%, 95%% interval %s..%s%%, p=%.4f, %d paired rounds). %s",
+		what, percent(cmp.Overhead), percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs, meaning)
+}
+
+// sizeOf names a cell's size and value length in a sentence: "", " on 3 nodes with 100-byte values".
+func sizeOf(nodes, fieldLength int32) string {
+	size := ""
+	if nodes > 1 {
+		size = fmt.Sprintf(" on %d nodes", nodes)
+	}
+	if fieldLength > 0 {
+		size += fmt.Sprintf(" with %d-byte values", fieldLength)
+	}
+	return size
 }
 
 // setting is what a cell shares with the baseline cell it is compared with: every factor but
@@ -110,13 +198,7 @@ func byRound(c *v1alpha1.StudyCell, m metric) map[int32]float64 {
 // Sentence says what hardware AES is worth to the profile, and whether the data can tell.
 func (e AccelerationEffect) Sentence() string {
 	cmp := e.Comparison
-	size := ""
-	if e.Nodes > 1 {
-		size = fmt.Sprintf(" on %d nodes", e.Nodes)
-	}
-	if e.FieldLength > 0 {
-		size += fmt.Sprintf(" with %d-byte values", e.FieldLength)
-	}
+	size := sizeOf(e.Nodes, e.FieldLength)
 	if !cmp.HasCI {
 		more := "more"
 		if cmp.Overhead < 0 {
@@ -140,13 +222,16 @@ func (e AccelerationEffect) Sentence() string {
 
 // accelerationText is the report's section on hardware AES; empty when no profile ran at both.
 func (r Report) accelerationText() string {
-	if len(r.AccelerationEffects) == 0 {
+	if len(r.AccelerationEffects) == 0 && len(r.BaselineSpreads) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hardware AES: each round's overhead with AES emulated off against the same round's with hardware AES, on %s.\n", metricName(r.OverheadMetric))
 	for _, e := range r.AccelerationEffects {
 		b.WriteString("- " + e.Sentence() + "\n")
+	}
+	for _, s := range r.BaselineSpreads {
+		b.WriteString("- " + s.Sentence() + "\n")
 	}
 	return b.String()
 }

@@ -88,6 +88,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	a.ParetoFrontier = frontier(spec, cells)
 	a.Recommendation, rep.Candidates = recommend(spec, cells, rep.Cells, rep.OverheadMetric)
 	rep.AccelerationEffects = accelerationEffects(spec, cells, rep.OverheadMetric)
+	rep.BaselineSpreads = baselineSpreads(spec, cells, rep.OverheadMetric)
 	rep.ParetoFrontier, rep.Recommendation, rep.DecidingAcceleration = a.ParetoFrontier, a.Recommendation, string(deciding(cells))
 	if spec.Cost != nil {
 		rep.Currency = currency(spec.Cost)

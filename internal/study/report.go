@@ -50,6 +50,10 @@ type Report struct {
 	// AccelerationEffects: for each profile measured with hardware AES and with it emulated
 	// off, how much more the latter costs.
 	AccelerationEffects []AccelerationEffect `json:"accelerationEffects,omitempty"`
+	// BaselineSpreads: the baseline with AES emulated off against itself with hardware AES;
+	// for a baseline that uses no AES, the difference between two datastores of one
+	// configuration.
+	BaselineSpreads []BaselineSpread `json:"baselineSpreads,omitempty"`
 }
 
 // CellReport is one cell with its raw repetitions and statistics.

@@ -601,6 +601,59 @@ func TestHardwareAESEffectIsPairedByRound(t *testing.T) {
 	}
 }
 
+// The baseline runs at both accelerations as two datastores of one configuration when it uses
+// no AES: the report compares them, paired by round, so a reader sees how far apart two
+// datastores are that no profile separates, a spread the cells' own intervals do not include.
+func TestBaselineSpreadComparesTheBaselinesTwoDatastores(t *testing.T) {
+	s := spec()
+	s.Matrix.Profiles = []string{"plaintext", "tls13-aes128gcm"}
+	s.Matrix.ClusterSizes = []int32{1}
+	drift := []float64{1.0, 1.3, 0.7, 1.1, 0.9, 1.2}
+	noise := []float64{0.01, -0.012, 0.008, -0.006, 0.011, -0.009}
+	analyze := func(offCPU float64) Report {
+		cells := Cells("s", s, profiles)
+		cpu := map[string]float64{"plaintext-on-1": 50, "plaintext-off-1": offCPU, "tls13-aes128gcm-on-1": 55, "tls13-aes128gcm-off-1": 65}
+		for i := range cells {
+			c := &cells[i]
+			c.State = v1alpha1.CellDone
+			for k := range drift {
+				us := cpu[c.Name] * drift[k]
+				if c.Name == "plaintext-off-1" {
+					us *= 1 + noise[k]
+				}
+				c.Runs = append(c.Runs, v1alpha1.StudyRun{Round: int32(k + 1), ThroughputOpsPerSec: 10000, ServerCPUMicrosPerOp: decimal(us)})
+			}
+		}
+		return Analyze("s", s, 42, cells).Report
+	}
+
+	same := analyze(50)
+	if len(same.BaselineSpreads) != 1 || same.BaselineSpreads[0].Profile != "plaintext" {
+		t.Fatalf("baseline spreads %+v, want plaintext's", same.BaselineSpreads)
+	}
+	if c := same.BaselineSpreads[0].Comparison; !c.Paired || c.Pairs != 6 || c.Significant || c.CI.Low > 0 || c.CI.High < 0 {
+		t.Errorf("two datastores that differ by noise only: %+v, want no difference found", c)
+	}
+	if want := "plaintext with AES emulated off against itself with hardware AES: no difference found"; !strings.Contains(same.Text(), want) || !strings.Contains(same.Markdown(), want) {
+		t.Errorf("the text and Markdown reports lack %q:\n%s", want, same.Text())
+	}
+
+	// The datastore with AES emulated off needs 10% more CPU per operation: a core serves
+	// 1/1.1 of the operations, 9.1% of capacity lost, whatever the drift.
+	apart := analyze(55)
+	c := apart.BaselineSpreads[0].Comparison
+	if !c.Significant || math.Abs(c.Overhead-0.091) > 0.01 || c.CI.Low < 0.07 || c.CI.High > 0.11 {
+		t.Errorf("two datastores 10%% apart: %+v, want 9.1%% of capacity with an interval inside 7..11%%", c)
+	}
+	if want := "plaintext with AES emulated off against itself with hardware AES: they differ, by 9."; !strings.Contains(apart.Text(), want) {
+		t.Errorf("the report lacks %q:\n%s", want, apart.Text())
+	}
+	html, err := apart.HTML()
+	if err != nil || !strings.Contains(string(html), "against itself with hardware AES") {
+		t.Errorf("the HTML report lacks the baseline's spread (%v)", err)
+	}
+}
+
 // Value sizes are a factor of their own (seed 004's question): the cells of one profile share
 // a datastore, each value size loads a table of its own, and a cell's overhead is against the
 // baseline of the same value size, not against whichever baseline ran fastest.
