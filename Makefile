@@ -67,6 +67,10 @@ bench: ## Go benchmarks (catalogue, profile resolution, study statistics, client
 bench-client: ## Our k6 YCSB client against latte (built once from crates.io): workload A on one local Cassandra, max throughput and a fixed rate the server keeps (half the lowest maximum; BENCH_CLIENT_RATE), plaintext and TLS 1.3; ops per client CPU-second, pprof in bin/bench-client (~9 min; +6 to 10 min the first time, to build latte).
 	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
+.PHONY: bench-warmup
+bench-warmup: ## How long a fresh Cassandra node takes to settle at the demo study's load (YCSB B, 10 KB rows, 1,000 ops/s, 1.5 GiB heap): server CPU per operation per 10 s window and per minute (~8 min; BENCH_WARMUP_TLS=1 over TLS 1.3, BENCH_WARMUP_DURATION, BENCH_WARMUP_RATE).
+	$(GO) test -run '^$$' -bench ServerWarmUp -benchtime 1x -timeout 30m -v ./internal/k6ycsb
+
 .PHONY: bench-client-side
 bench-client-side: ## What client-side encryption and signatures cost (seed 004, PACE): workload A on one local Cassandra at field lengths 10 to 10,000 bytes, values as they are, AES-256-GCM, AES-256-GCM + Ed25519, in randomized rounds; paired overheads with 95% intervals on throughput and client CPU (~25 min).
 	$(GO) test -run '^$$' -bench ClientSide -benchtime 1x -timeout 60m -v ./internal/k6ycsb

@@ -23,12 +23,13 @@ import (
 // tlsOptionalNode starts one real Cassandra whose client port takes plaintext and TLS 1.3 with
 // exactly TLS_AES_128_GCM_SHA256 (the shipped tls13-aes128-gcm profile on the JDK engine, in
 // Optional mode), so both are measured on the same node. It returns the node and a CA file.
-func tlsOptionalNode(t testing.TB, address string, jmxPort int) (*dataplane.CassandraNode, string) {
+func tlsOptionalNode(t testing.TB, n dataplane.Node) (*dataplane.CassandraNode, string) {
 	enc := dataplane.ShippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{
 		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}},
 	})
 	ca := testpki.New(t)
-	node := dataplane.StartCassandra(t, dataplane.Node{Address: address, JMXPort: jmxPort, Step: cassandra.Target(enc), CA: ca})
+	n.Step, n.CA = cassandra.Target(enc), ca
+	node := dataplane.StartCassandra(t, n)
 	caFile := filepath.Join(t.TempDir(), "ca.crt")
 	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func pinned(env map[string]string, caFile, address, suite string) map[string]str
 func TestK6YCSBAgainstCassandra(t *testing.T) {
 	tier.Full(t, "Cassandra and a k6 build")
 	const address = "127.0.0.61"
-	node, caFile := tlsOptionalNode(t, address, 7261)
+	node, caFile := tlsOptionalNode(t, dataplane.Node{Address: address, JMXPort: 7261})
 	base := map[string]string{"CQL_HOSTS": node.NativeAddress(), "YCSB_RECORD_COUNT": "2000", "YCSB_VUS": "8"}
 	with := func(extra map[string]string) map[string]string { return merge(base, extra) }
 

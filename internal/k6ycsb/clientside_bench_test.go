@@ -32,7 +32,7 @@ func BenchmarkClientSide(b *testing.B) {
 	rounds := dataplane.Rounds(b, "BENCH_CS_ROUNDS")
 	duration, records, vus := dataplane.EnvOr("BENCH_CS_DURATION", "8s"), dataplane.EnvOr("BENCH_CS_RECORDS", "2000"), dataplane.EnvOr("BENCH_CS_VUS", "32")
 	const address = "127.0.0.64"
-	node, _ := tlsOptionalNode(b, address, 7264)
+	node, _ := tlsOptionalNode(b, dataplane.Node{Address: address, JMXPort: 7264})
 	if msg, err := exec.Command("taskset", "-a", "-p", "-c", serverCPUs, strconv.Itoa(node.Pid())).CombinedOutput(); err != nil {
 		b.Fatalf("pinning Cassandra to CPU %s: %v\n%s", serverCPUs, err, msg)
 	}

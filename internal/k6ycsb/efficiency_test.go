@@ -58,7 +58,7 @@ func BenchmarkClientEfficiency(b *testing.B) {
 		b.Fatal(err)
 	}
 	const address = "127.0.0.62"
-	node, caFile := tlsOptionalNode(b, address, 7262)
+	node, caFile := tlsOptionalNode(b, dataplane.Node{Address: address, JMXPort: 7262})
 	// -a: every thread of the JVM, those it starts later included.
 	if msg, err := exec.Command("taskset", "-a", "-p", "-c", serverCPUs, strconv.Itoa(node.Pid())).CombinedOutput(); err != nil {
 		b.Fatalf("pinning Cassandra to CPU %s: %v\n%s", serverCPUs, err, msg)
@@ -98,7 +98,7 @@ func BenchmarkClientEfficiency(b *testing.B) {
 		mode := "maximum throughput"
 		if fixed {
 			if rate == "" {
-				rate = strconv.Itoa(int(lowest/2/100) * 100)
+				rate = strconv.Itoa(max(100, int(lowest/2/100)*100)) // a rate of 0 would mean unlimited
 			}
 			mode = "fixed rate " + rate + " ops/s"
 		}
@@ -115,7 +115,9 @@ func BenchmarkClientEfficiency(b *testing.B) {
 				kept(b, "k6", ours, rate)
 				kept(b, "latte", peer, rate)
 			}
-			lowest = min(lowest, ours.throughput, peer.throughput)
+			if !fixed {
+				lowest = min(lowest, ours.throughput, peer.throughput)
+			}
 			fmt.Fprintf(&report, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.2f |\n", mode, s.name,
 				ours.throughput, ours.perCPU(), peer.throughput, peer.perCPU(), ours.perCPU()/peer.perCPU())
 			b.ReportMetric(ours.perCPU(), "ops/cpu-s-k6-"+slug)

@@ -4,6 +4,7 @@
 package dataplane
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,6 +66,8 @@ type Node struct {
 	// DataDir: the node's data directory, as a pod mounts its data volume there (an encrypted
 	// volume's, say); defaults to a directory of the node's own.
 	DataDir string
+	// HeapMiB: the JVM's heap; 512 when zero, which suits the tests' small tables.
+	HeapMiB int64
 }
 
 // NativeAddress is the node's CQL endpoint.
@@ -183,7 +186,7 @@ func (n *CassandraNode) render(t testing.TB) {
 	files := map[string][]byte{
 		"cassandra.yaml":              yaml,
 		"cassandra-rackdc.properties": cassandra.RackDC(topo),
-		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: 512, JMXPort: n.JMXPort}, n.Step.Encryption),
+		"jvm-server.options":          cassandra.JVMOptions(cassandra.JVM{HeapMiB: cmp.Or(n.HeapMiB, 512), JMXPort: n.JMXPort}, n.Step.Encryption),
 	}
 	for _, f := range []string{"jvm17-server.options", "logback.xml", "logback-tools.xml"} {
 		b, err := os.ReadFile(filepath.Join(samples.RepoRoot(), "images", "cassandra", "conf", f))
