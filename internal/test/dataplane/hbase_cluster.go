@@ -352,7 +352,19 @@ func (c *HBaseCluster) Log(role hbase.Role) string { return c.procs[role].Log() 
 // profile uses Kerberos.
 func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
 	t.Helper()
-	args := c.clientJVM()
+	return c.smoke(t, table, value)
+}
+
+// ReadBack gets and scans the three rows an earlier Smoke put into table, and checks that
+// they hold value.
+func (c *HBaseCluster) ReadBack(t *testing.T, table, value string) error {
+	t.Helper()
+	return c.smoke(t, table, value, "-Dsmoke.readBack=true")
+}
+
+func (c *HBaseCluster) smoke(t *testing.T, table, value string, jvm ...string) error {
+	t.Helper()
+	args := append(jvm, c.clientJVM()...)
 	if c.Enc.AtRest != nil && c.Enc.AtRest.Engine != nil {
 		// The table's column family encrypted, and flushed, so its HFile is on HDFS too.
 		args = append([]string{"-Dsmoke.encryption=AES", "-Dsmoke.flush=true"}, args...)
