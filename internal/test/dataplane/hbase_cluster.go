@@ -100,7 +100,7 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 	}
 	kerberized := enc.HBase.Authentication == v1alpha1.AuthenticationKerberos
 	if kerberized {
-		c.Topology.Realm, c.Topology.KDC = hbaseRealm, fmt.Sprintf("%s:%d", h.KDC, kdcPort)
+		c.setRealm()
 	}
 	c.Reconfigure(t, enc)
 	c.ConfigureClient(t, enc)
@@ -119,12 +119,7 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 	})
 	began := time.Now()
 	if kerberized {
-		var service []string
-		for _, p := range c.principals() {
-			service = append(service, p)
-		}
-		c.KDC = StartKDC(t, hbaseRealm, h.KDC, kdcPort, append(service, clientPrinc)...)
-		c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), service...)
+		c.startKDC(t)
 	}
 	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
 	format := java(context.Background(), c.jvm(256, hbase.NameNode, h.NameNode, "-format", "-nonInteractive")...)
@@ -148,6 +143,20 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 	c.StartUp = time.Since(began)
 	t.Logf("HBase cluster up in %s", c.StartUp.Round(time.Second))
 	return c
+}
+
+// setRealm puts the cluster in the test realm, served by a KDC on the hosts' KDC address.
+func (c *HBaseCluster) setRealm() {
+	c.Topology.Realm, c.Topology.KDC = hbaseRealm, fmt.Sprintf("%s:%d", c.Hosts.KDC, kdcPort)
+}
+
+// startKDC starts the realm's KDC with the service principals and the smoke client's, and
+// writes the services' keytab, as the operator does before a Kerberos profile's pods start.
+func (c *HBaseCluster) startKDC(t *testing.T) {
+	t.Helper()
+	service := c.principals()
+	c.KDC = StartKDC(t, hbaseRealm, c.Hosts.KDC, kdcPort, append(slices.Clone(service), clientPrinc)...)
+	c.KDC.WriteKeytab(t, c.Topology.Layout.Keytab(), service...)
 }
 
 // Reconfigure renders the files for enc over the running cluster's; a process reads them

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,32 +37,12 @@ func TestHBaseDataTransferEncryptionChangesInOneStep(t *testing.T) {
 		t.Fatal("before the change the marker must cross HDFS block transfer in clear: the canary sees nothing to compare with")
 	}
 
-	var restarted []hbase.Role
-	for _, role := range []hbase.Role{hbase.RegionServer, hbase.Master, hbase.DataNode, hbase.NameNode, hbase.ZooKeeper} {
-		if !maps.Equal(hbase.RoleFiles(mustFiles(t, c, base), role), hbase.RoleFiles(mustFiles(t, c, target), role)) {
-			restarted = append(restarted, role)
-		}
-	}
-	if fmt.Sprint(restarted) != fmt.Sprint([]hbase.Role{hbase.RegionServer, hbase.Master, hbase.DataNode, hbase.NameNode}) {
-		t.Fatalf("roles whose files change: %v; want the RegionServer, the Master and HDFS, not ZooKeeper", restarted)
-	}
-	c.Reconfigure(t, target)
 	c.ConfigureClient(t, target)
-	began := time.Now()
-	for _, role := range restarted {
-		c.procs[role].stop()
+	restarted, stopped, up := changeInOneStep(t, c, base, target)
+	if fmt.Sprint(restarted) != fmt.Sprint([]hbase.Role{hbase.RegionServer, hbase.Master, hbase.DataNode, hbase.NameNode}) {
+		t.Errorf("roles whose files change: %v; want the RegionServer, the Master and HDFS, not ZooKeeper", restarted)
 	}
-	stopped := time.Since(began)
-	// Their pods start together: HDFS first needs its DataNode's block report to leave safe
-	// mode, and the Master its RegionServer to host hbase:meta.
-	nn, dn := c.start(t, hbase.NameNode, c.Hosts.NameNode, 256), c.start(t, hbase.DataNode, c.Hosts.DataNode, 256)
-	nn.waitFor(t, "NameNode RPC up", 2*time.Minute)
-	dn.waitFor(t, "Successfully sent block report", 2*time.Minute)
-	nn.waitFor(t, "Leaving safe mode", 2*time.Minute)
-	master, rs := c.start(t, hbase.Master, c.Hosts.Master, 512), c.start(t, hbase.RegionServer, c.Hosts.RegionServer, 512)
-	rs.waitFor(t, "Serving as", 2*time.Minute)
-	master.waitFor(t, "Master has completed initialization", 4*time.Minute)
-	up := time.Since(began)
+	began := time.Now().Add(-up)
 	if _, blocks := blockCanary(t, c, "after"); blocks {
 		t.Error("after the change the marker still crosses HDFS block transfer in clear")
 	}
@@ -70,6 +51,76 @@ func TestHBaseDataTransferEncryptionChangesInOneStep(t *testing.T) {
 	}
 	t.Logf("HDFS block encryption on, in one step: %s stopped in %s, all serving again after %s, a client worked again after %s (its own JVM start included)",
 		restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
+}
+
+// Switching Kerberos on in a live cluster without TLS: every role's files change, ZooKeeper's
+// too (SASL), and a server that requires Kerberos refuses callers that do not use it, so all
+// restart together, as for block encryption. The test measures the gap, reads back with Kerberos
+// the rows written without it, and finds HBase's znodes closed to unauthenticated sessions.
+func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
+	base := hbaseProfile(t, "", disabled)
+	target := hbaseProfile(t, "hbase-kerberos-authentication", nil)
+	if next := hbase.Next(&base, target); !hbase.SameStep(next, target) {
+		t.Fatalf("Kerberos must change in one step, got %s first", hbase.Describe(&base, next))
+	}
+	c := StartHBaseCluster(t, base)
+	written := Marker(t)
+	if err := c.Smoke(t, "before", written); err != nil {
+		t.Fatalf("without Kerberos: %v", err)
+	}
+	c.setRealm()
+	c.startKDC(t)
+	restarted, stopped, up := changeInOneStep(t, c, base, target)
+	if len(restarted) != 5 {
+		t.Errorf("roles whose files change: %v; want all five", restarted)
+	}
+	c.ConfigureClient(t, target)
+	began := time.Now().Add(-up)
+	if err := c.Smoke(t, "after", "v"); err != nil {
+		t.Fatalf("with Kerberos: %v", err)
+	}
+	if err := c.ReadBack(t, "before", written); err != nil {
+		t.Errorf("the rows written before the change: %v", err)
+	}
+	// The znodes written without Kerberos were open to anyone; the Master sets their ACLs when
+	// it starts with Kerberos, so an unauthenticated session may no longer list HBase's metadata.
+	if code, err := ZooKeeperReadCode(fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort)); err != nil || code != -124 {
+		t.Errorf("an unauthenticated ZooKeeper session listing /: code %d (%v), want -124", code, err)
+	}
+	t.Logf("Kerberos on, in one step: %s stopped in %s, all serving again after %s, a Kerberos client worked again after %s (its own JVM start included)",
+		restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
+}
+
+// changeInOneStep takes a running cluster from base to target in one step, as the operator
+// does where no staged way exists: every role whose files change stops, and all of them start
+// again together, as their pods do. It returns those roles, how long they took to stop, and
+// how long until every one served again.
+func changeInOneStep(t *testing.T, c *HBaseCluster, base, target v1alpha1.EffectiveEncryption) (restarted []hbase.Role, stopped, up time.Duration) {
+	t.Helper()
+	for _, role := range []hbase.Role{hbase.RegionServer, hbase.Master, hbase.DataNode, hbase.NameNode, hbase.ZooKeeper} {
+		if !maps.Equal(hbase.RoleFiles(mustFiles(t, c, base), role), hbase.RoleFiles(mustFiles(t, c, target), role)) {
+			restarted = append(restarted, role)
+		}
+	}
+	c.Reconfigure(t, target)
+	began := time.Now()
+	for _, role := range restarted {
+		c.procs[role].stop()
+	}
+	stopped = time.Since(began)
+	// HDFS needs its DataNode's block report to leave safe mode, and the Master its
+	// RegionServer to host hbase:meta.
+	if slices.Contains(restarted, hbase.ZooKeeper) {
+		c.restart(t, hbase.ZooKeeper)
+	}
+	nn, dn := c.start(t, hbase.NameNode, c.Hosts.NameNode, 256), c.start(t, hbase.DataNode, c.Hosts.DataNode, 256)
+	nn.waitFor(t, "NameNode RPC up", 2*time.Minute)
+	dn.waitFor(t, "Successfully sent block report", 2*time.Minute)
+	nn.waitFor(t, "Leaving safe mode", 2*time.Minute)
+	master, rs := c.start(t, hbase.Master, c.Hosts.Master, 512), c.start(t, hbase.RegionServer, c.Hosts.RegionServer, 512)
+	rs.waitFor(t, "Serving as", 2*time.Minute)
+	master.waitFor(t, "Master has completed initialization", 4*time.Minute)
+	return restarted, stopped, time.Since(began)
 }
 
 // blockCanary creates a table, puts a marker, gets and scans it while tcpdump watches HDFS
