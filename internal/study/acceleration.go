@@ -16,9 +16,7 @@ import (
 // by round, says how much more capacity the profile loses without hardware AES. Comparing the
 // two overheads' intervals instead would add both cells' noise twice and discard the pairing.
 type AccelerationEffect struct {
-	Profile     string `json:"profile"`
-	Nodes       int32  `json:"nodes"`
-	FieldLength int32  `json:"fieldLength,omitempty"`
+	Compared
 	// Comparison: Overhead is the further fraction of capacity the profile loses with AES
 	// emulated off, on the report's overhead metric; negative when it loses less.
 	Comparison stats.Comparison `json:"comparison"`
@@ -52,7 +50,7 @@ func accelerationEffects(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Stud
 		if len(ratioOn) == 0 {
 			continue
 		}
-		out = append(out, AccelerationEffect{Profile: on.Profile, Nodes: on.Nodes, FieldLength: on.FieldLength, Comparison: stats.ComparePaired(ratioOn, ratioOff)})
+		out = append(out, AccelerationEffect{Compared: comparedOf(on), Comparison: stats.ComparePaired(ratioOn, ratioOff)})
 	}
 	return out
 }
@@ -86,9 +84,7 @@ func emulatedOff(cells []v1alpha1.StudyCell, on *v1alpha1.StudyCell) *v1alpha1.S
 // datastore, so every cell's overhead may carry such a difference, and its interval, built from
 // the rounds' run-to-run noise, does not include it.
 type BaselineSpread struct {
-	Profile     string `json:"profile"`
-	Nodes       int32  `json:"nodes"`
-	FieldLength int32  `json:"fieldLength,omitempty"`
+	Compared
 	// Comparison: Overhead is the fraction of capacity the datastore with AES emulated off
 	// loses against the one with hardware AES, on the report's overhead metric.
 	Comparison stats.Comparison `json:"comparison"`
@@ -115,7 +111,7 @@ func baselineSpreads(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 			withAES, without = append(withAES, x), append(without, xOff[r.Round])
 		}
 		if len(withAES) > 0 {
-			out = append(out, BaselineSpread{Profile: on.Profile, Nodes: on.Nodes, FieldLength: on.FieldLength, Comparison: stats.ComparePaired(withAES, without)})
+			out = append(out, BaselineSpread{Compared: comparedOf(on), Comparison: stats.ComparePaired(withAES, without)})
 		}
 	}
 	return out
@@ -124,7 +120,7 @@ func baselineSpreads(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 // Sentence says how far apart the baseline's two datastores are, and what that means.
 func (b BaselineSpread) Sentence() string {
 	cmp := b.Comparison
-	what := fmt.Sprintf("%s%s with AES emulated off against itself with hardware AES", b.Profile, sizeOf(b.Nodes, b.FieldLength))
+	what := fmt.Sprintf("%s%s with AES emulated off against itself with hardware AES", b.Profile, b.size())
 	const meaning = "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration, " +
 		"which any cell's overhead may carry (each cell is one datastore) and its interval, built from run-to-run noise, does not include."
 	switch {
@@ -138,14 +134,26 @@ func (b BaselineSpread) Sentence() string {
 		what, percent(cmp.Overhead), percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs, meaning)
 }
 
-// sizeOf names a cell's size and value length in a sentence: "", " on 3 nodes with 100-byte values".
-func sizeOf(nodes, fieldLength int32) string {
+// Compared names what a comparison of the report is about: a profile at a cluster size and
+// value size, at both accelerations.
+type Compared struct {
+	Profile     string `json:"profile"`
+	Nodes       int32  `json:"nodes"`
+	FieldLength int32  `json:"fieldLength,omitempty"`
+}
+
+func comparedOf(c *v1alpha1.StudyCell) Compared {
+	return Compared{Profile: c.Profile, Nodes: c.Nodes, FieldLength: c.FieldLength}
+}
+
+// size names the cells' size and value size in a sentence: "", " on 3 nodes with 100-byte values".
+func (c Compared) size() string {
 	size := ""
-	if nodes > 1 {
-		size = fmt.Sprintf(" on %d nodes", nodes)
+	if c.Nodes > 1 {
+		size = fmt.Sprintf(" on %d nodes", c.Nodes)
 	}
-	if fieldLength > 0 {
-		size += fmt.Sprintf(" with %d-byte values", fieldLength)
+	if c.FieldLength > 0 {
+		size += fmt.Sprintf(" with %d-byte values", c.FieldLength)
 	}
 	return size
 }
@@ -198,7 +206,7 @@ func byRound(c *v1alpha1.StudyCell, m metric) map[int32]float64 {
 // Sentence says what hardware AES is worth to the profile, and whether the data can tell.
 func (e AccelerationEffect) Sentence() string {
 	cmp := e.Comparison
-	size := sizeOf(e.Nodes, e.FieldLength)
+	size := e.size()
 	if !cmp.HasCI {
 		more := "more"
 		if cmp.Overhead < 0 {
