@@ -68,7 +68,7 @@ bench-client: ## Our k6 YCSB client against latte (built once from crates.io): w
 	$(GO) test -run '^$$' -bench ClientEfficiency -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
 .PHONY: bench-warmup
-bench-warmup: ## How long a fresh Cassandra node takes to settle at the demo study's load (YCSB B, 10 KB rows, 1,000 ops/s, 1.5 GiB heap): server CPU per operation per 10 s window and per minute (~8 min; BENCH_WARMUP_TLS=1 over TLS 1.3, BENCH_WARMUP_DURATION, BENCH_WARMUP_RATE).
+bench-warmup: ## How long a fresh Cassandra node takes to settle at the demo study's load (YCSB B, 10 KB rows, 1,000 ops/s, 1.5 GiB heap): server CPU per operation per window of about 10 s and per minute (~8 min; BENCH_WARMUP_TLS=1 over TLS 1.3, BENCH_WARMUP_DURATION, BENCH_WARMUP_RATE).
 	$(GO) test -run '^$$' -bench ServerWarmUp -benchtime 1x -timeout 30m -v ./internal/k6ycsb
 
 .PHONY: bench-client-side

@@ -34,7 +34,7 @@ func steady(counts []int64) bool {
 	return math.Abs(second-first) <= steadyMaxTrend*first
 }
 
-func mean(v []int64) float64 {
+func mean[T int64 | float64](v []T) float64 {
 	var s float64
 	for _, x := range v {
 		s += float64(x)

@@ -102,7 +102,7 @@ func warmUpReport(windows []warmUpWindow, setting string) string {
 		minutes[m] = append(minutes[m], w.microsPerOp)
 		last = max(last, m)
 	}
-	final := meanOf(minutes[last])
+	final := mean(minutes[last])
 	fmt.Fprintf(&r, "\n| minute | windows | mean µs/op | sd between windows | against the last minute |\n|---|---|---|---|---|\n")
 	for m := 0; m <= last; m++ {
 		v := minutes[m]
@@ -113,22 +113,14 @@ func warmUpReport(windows []warmUpWindow, setting string) string {
 		if len(v) > 1 {
 			sd = sdOf(v)
 		}
-		fmt.Fprintf(&r, "| %d | %d | %.0f | %.0f (%.1f%%) | %+.1f%% |\n", m+1, len(v), meanOf(v), sd, 100*sd/meanOf(v), 100*(meanOf(v)/final-1))
+		fmt.Fprintf(&r, "| %d | %d | %.0f | %.0f (%.1f%%) | %+.1f%% |\n", m+1, len(v), mean(v), sd, 100*sd/mean(v), 100*(mean(v)/final-1))
 	}
 	return r.String()
 }
 
-func meanOf(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
 // sdOf is the sample standard deviation.
 func sdOf(v []float64) float64 {
-	m, ss := meanOf(v), 0.0
+	m, ss := mean(v), 0.0
 	for _, x := range v {
 		ss += (x - m) * (x - m)
 	}

@@ -127,11 +127,14 @@ func (b BaselineSpread) Sentence() string {
 	case !cmp.HasCI:
 		return fmt.Sprintf("%s: %s%% of capacity lost (%d paired rounds, too few for a 95%% interval). %s", what, percent(cmp.Overhead), cmp.Pairs, meaning)
 	case cmp.Significant:
-		return fmt.Sprintf("%s: they differ, by %s%% of capacity (95%% interval %s..%s%%, p=%.4f, %d paired rounds). %s",
-			what, percent(cmp.Overhead), percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs, meaning)
+		return fmt.Sprintf("%s: they differ, by %s%% of capacity (%s). %s", what, percent(cmp.Overhead), pairedInterval(cmp), meaning)
 	}
-	return fmt.Sprintf("%s: no difference found (estimate %s%%, 95%% interval %s..%s%%, p=%.4f, %d paired rounds). %s",
-		what, percent(cmp.Overhead), percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs, meaning)
+	return fmt.Sprintf("%s: no difference found (estimate %s%%, %s). %s", what, percent(cmp.Overhead), pairedInterval(cmp), meaning)
+}
+
+// pairedInterval: "95% interval 1.0..3.0%, p=0.0312, 6 paired rounds".
+func pairedInterval(cmp stats.Comparison) string {
+	return fmt.Sprintf("95%% interval %s..%s%%, p=%.4f, %d paired rounds", percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs)
 }
 
 // Compared names what a comparison of the report is about: a profile at a cluster size and
@@ -215,7 +218,7 @@ func (e AccelerationEffect) Sentence() string {
 		return fmt.Sprintf("%s%s: with AES emulated off it loses %s%% %s (%d paired rounds, too few for a 95%% interval).",
 			e.Profile, size, percent(math.Abs(cmp.Overhead)), more, cmp.Pairs)
 	}
-	interval := fmt.Sprintf("95%% interval %s..%s%%, p=%.4f, %d paired rounds", percent(cmp.CI.Low), percent(cmp.CI.High), cmp.Test.P, cmp.Pairs)
+	interval := pairedInterval(cmp)
 	switch {
 	case cmp.Significant && cmp.Overhead > 0:
 		return fmt.Sprintf("%s%s costs more without hardware AES: it loses a further %s%% of the capacity it keeps with AES (%s).",
