@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -94,11 +93,8 @@ const volumeChangeRefused = "spec.encryption.atRest.volume cannot change on a ru
 	"the data on its volumes would stay as it was written (in clear, or readable only with the volume key). Restore the previous atRest settings (or profile), " +
 	"or create a new datastore with the new profile and move the data to it"
 
-// prepare readies a VPN profile's tunnel before any pod needs it: it refuses a namespace whose
-// Pod Security level forbids the sidecar (the StatefulSet would otherwise sit with no pods and
-// an event on the wrong object), keeps the members' keys in the tunnel Secrets, and adds keys
-// when nodes are added. Keys are generated once and kept; the sidecars pick up a changed Secret
-// without a restart.
+// prepare readies the at-rest keys and a VPN profile's tunnel (prepareTunnel) before any pod
+// needs them.
 func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
 	if e.applied != nil && podtemplate.EncryptsVolume(e.applied.Encryption) != podtemplate.EncryptsVolume(s.resolution.Effective) {
@@ -120,53 +116,14 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", datakeys.AtRestSecret(ds), err)
 		}
 	}
-	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
-		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
-			"every node would move to another address in one roll and split the ring. Restore the previous vpn settings (or profile), "+
-			"or create a new datastore with the new profile and move the data to it")
+	var applied *v1alpha1.VPNSettings
+	if e.applied != nil {
+		applied = e.applied.Encryption.VPN
 	}
-	if e.tunnel == nil {
-		return ctrl.Result{}, nil
-	}
-	ns := &corev1.Namespace{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: ds.Namespace}, ns); err != nil {
-		return ctrl.Result{}, fmt.Errorf("reading namespace %s for its Pod Security level: %w", ds.Namespace, err)
-	}
-	if msg := vpn.PodSecurityProblem(ns.Name, ns.Labels); msg != "" {
-		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonPodSecurityForbidsVPN, msg)
-	}
-	ks := r.Options.TunnelKeys
-	if ks == nil {
-		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonNoTunnelKeyServer, "the tunnel sidecars fetch their keys from the operator's key server, "+
-			"which this operator runs without: start it with --tunnel-keys-cert-dir and --tunnel-keys-url (the Helm chart does), or choose a profile without vpn")
-	}
-	data := map[string]map[string][]byte{}
-	for _, name := range vpn.SecretNames(ds.Name) {
-		sec := &corev1.Secret{}
-		switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, sec); {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", name, err)
-		case !metav1.IsControlledBy(sec, ds):
-			return ctrl.Result{}, r.nameConflict(ds, "Secret", name)
-		default:
-			data[name] = sec.Data
-		}
-	}
-	tunnel := *e.tunnel
-	keys, _, err := vpn.Ensure(tunnel, vpn.KeysFrom(tunnel, data[vpn.SecretName(ds.Name)], data[vpn.KeysSecretName(ds.Name)]), time.Now())
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("tunnel keys: %w", err)
-	}
-	public, private, err := vpn.SecretData(tunnel, keys, ks.Cert)
-	if err != nil {
+	if err := r.refuseVPNChange(ds, applied, s.resolution.Effective.VPN, e.applied != nil); err != nil {
 		return ctrl.Result{}, err
 	}
-	var objs []client.Object
-	for _, sec := range vpn.Secrets(ds.Namespace, ds.Name, cassandra.Labels(ds), public, private) {
-		objs = append(objs, sec)
-	}
-	return ctrl.Result{}, r.applyAll(ctx, s, objs)
+	return ctrl.Result{}, r.prepareTunnel(ctx, s, e.tunnel, cassandra.Labels(ds))
 }
 
 func (e *cassandraEngine) certificates(*datastoreScope) (need, running bool, req certs.Request) {

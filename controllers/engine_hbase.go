@@ -18,6 +18,7 @@ import (
 	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/status"
 	"secured.dev/operator/internal/verify"
 )
@@ -42,6 +43,7 @@ type hbaseEngine struct {
 	keys       hbase.Keys                         // what the principals Secret stores (when keysErr is nil)
 	keysErr    error                              // why it does not parse
 	keyVersion int                                // the newest Kerberos key version in the keytabs
+	tunnel     *vpn.Plan                          // the step's VPN; nil without one
 	// rendered caches the objects of a step at a key version: planning, key promotion and apply
 	// look at the same step within a pass.
 	rendered map[string]renderedHBase
@@ -112,7 +114,9 @@ func (e *hbaseEngine) plan(s *datastoreScope) error {
 	default:
 		e.step = hbase.Next(e.applied, target)
 	}
-	return nil
+	tunnel, err := hbase.Tunnel(e.ds, e.step, e.r.Options.clusterDomain())
+	e.tunnel = tunnel
+	return err
 }
 
 // objects renders a step at the current key version, once per pass.
@@ -127,6 +131,7 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
 		AtRestSecret: datakeys.AtRestSecret(ds), CertRevision: certificateRevision(ds), VolumeEncryptionImage: o.VolumeEncryptionImage,
+		Tunnel: e.tunnel, VPNImage: o.VPNImage, KeyServer: o.keyServer(),
 	})
 	if e.rendered == nil {
 		e.rendered = map[string]renderedHBase{}
@@ -175,11 +180,22 @@ func (e *hbaseEngine) updated(sts, want *appsv1.StatefulSet) bool {
 // the datastore's rotate-keytabs annotation rotates every key in two moves: keytabs gain the
 // next key version (pods restart to load it) while the KDC still issues the current one; once
 // every pod runs with it, the KDC issues the new version. With encryption at rest it first makes
-// the at-rest keystore (ensureAtRestKeys), which the Master and RegionServers mount.
+// the at-rest keystore (ensureAtRestKeys), which the Master and RegionServers mount; with a VPN,
+// the tunnel's keys (prepareTunnel).
 func (e *hbaseEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Result, error) {
 	ds, r := e.ds, e.r
 	if e.applied != nil && podtemplate.EncryptsVolume(*e.applied) != podtemplate.EncryptsVolume(s.resolution.Effective) {
 		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVolumeEncryptionChangeUnsupported, volumeChangeRefused)
+	}
+	var applied *v1alpha1.VPNSettings
+	if e.applied != nil {
+		applied = e.applied.VPN
+	}
+	if err := r.refuseVPNChange(ds, applied, s.resolution.Effective.VPN, e.applied != nil); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.prepareTunnel(ctx, s, e.tunnel, hbase.Labels(ds, "")); err != nil {
+		return ctrl.Result{}, err
 	}
 	if encryptsAtRest(&e.step) || encryptsAtRest(e.applied) {
 		if err := r.ensureAtRestKeys(ctx, ds, podtemplate.EncryptsVolume(e.step)); err != nil {

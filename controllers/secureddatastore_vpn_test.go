@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -167,4 +168,39 @@ func TestVPNChangeOnRunningDatastoreIsRefused(t *testing.T) {
 	},
 		v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn")
 	g.Expect(get(g, sts).Spec.Template.Spec.InitContainers).To(HaveLen(1), "the tunnel was removed from the running pods")
+}
+
+// An HBase datastore in a WireGuard tunnel (scope All, HBase's only one): every pod of every
+// role is a member with a key, every role's StatefulSet runs the sidecar, the files name the
+// servers by their tunnel addresses, and the tunnel cannot be taken away from the running
+// datastore.
+func TestHBaseDatastoreInATunnel(t *testing.T) {
+	g := NewWithT(t)
+	ds := plaintextHBase("hbtunnel")
+	ds.Spec.Encryption.NodeToNode = &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}}
+	ds.Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}
+	create(t, ds)
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.KeysSecretName(ds.Name)}}
+	public := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: vpn.SecretName(ds.Name)}}
+	n := hbase.NamesOf(ds)
+	g.Eventually(func(g Gomega) {
+		ownedBy(g, ds, keys)
+		ownedBy(g, ds, public)
+		for _, r := range hbase.Roles {
+			g.Expect(keys.Data).To(HaveKey(n.StatefulSet(r)+"-0.key"), "role %s has no member in the tunnel", r)
+			sts := get(g, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: n.StatefulSet(r)}})
+			g.Expect(sts.Spec.Template.Spec.InitContainers).To(ContainElement(HaveField("Name", "vpn")), "role %s runs no tunnel sidecar", r)
+		}
+		g.Expect(keys.Data).To(HaveKey("client-0.key"), "clients have no slot in the tunnel")
+	}).Should(Succeed())
+	g.Expect(string(public.Data["addresses"])).To(HavePrefix("hbtunnel-zk-0 100.80.0.1\nhbtunnel-nn-0 100.80.0.2\n"))
+	cm := get(g, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: n.ConfigMap()}})
+	g.Expect(cm.Data["hbase-site.xml"]).To(ContainSubstring("<name>hbase.zookeeper.quorum</name><value>100.80.0.1</value>"))
+	g.Expect(cm.Data["hbase-site.xml"]).To(ContainSubstring("<value>hdfs://100.80.0.2:8020/hbase</value>"))
+
+	for _, r := range hbase.Roles {
+		rollOutRole(t, ds, r)
+	}
+	changeIsRefused(t, ds, func(d *v1alpha1.SecuredDatastore) { d.Spec.Encryption.VPN = nil },
+		v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn")
 }

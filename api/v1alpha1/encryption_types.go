@@ -389,7 +389,9 @@ type VPNSettings struct {
 	// +optional
 	Type VPNType `json:"type,omitempty"`
 
-	// scope: which traffic uses the tunnel. Defaults to NodeToNode.
+	// scope: which traffic uses the tunnel. Defaults to NodeToNode for Cassandra; HBase takes
+	// All only (its default), because its clients reach every server at the address the server
+	// registers, which is its tunnel address.
 	// +optional
 	Scope VPNScope `json:"scope,omitempty"`
 

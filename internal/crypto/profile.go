@@ -79,11 +79,17 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 		res.Effective.HBase = resolveHBase(&v1alpha1.HBaseSecurity{})
 	}
 	if merged.VPN != nil && merged.VPN.Type != "" && merged.VPN.Type != v1alpha1.VPNNone {
-		if engine == v1alpha1.EngineHBase {
-			errs = append(errs, field.Forbidden(root.Child("vpn"), "tunnels are built for Cassandra datastores so far; "+
-				"protect HBase traffic with hbase (Kerberos, SASL privacy, HDFS encryption) or its native TLS, and remove vpn"))
+		res.Effective.VPN = resolveVPN(merged.VPN, engine)
+		if s := res.Effective.VPN.Scope; engine == v1alpha1.EngineHBase && s != v1alpha1.VPNScopeAll {
+			// HBase's servers register under their tunnel addresses, and clients find them
+			// by those: a client outside the tunnel could reach none of them.
+			errs = append(errs, field.Invalid(root.Child("vpn", "scope"), s, "an HBase tunnel carries its clients too, "+
+				"since they reach every server at the address it registers, its tunnel address: set vpn.scope: All"))
 		}
-		res.Effective.VPN = resolveVPN(merged.VPN)
+		if h := res.Effective.HBase; h != nil && (h.Authentication == v1alpha1.AuthenticationKerberos || res.Effective.ClientToNode.Mode != v1alpha1.ChannelDisabled) {
+			errs = append(errs, field.Forbidden(root.Child("vpn"), "an HBase tunnel names every server by its tunnel address, for which the operator "+
+				"issues no Kerberos principals or certificates yet: remove vpn, or set hbase.authentication: Simple and clientToNode and nodeToNode mode: Disabled"))
+		}
 	}
 	if a := merged.AtRest; a != nil && (a.Engine != nil || a.Volume != nil) {
 		out := a.DeepCopy()
@@ -401,8 +407,11 @@ func resolveClientSide(c *v1alpha1.ClientSideEncryption) *v1alpha1.ClientSideEnc
 	return out
 }
 
-func resolveVPN(v *v1alpha1.VPNSettings) *v1alpha1.VPNSettings {
+func resolveVPN(v *v1alpha1.VPNSettings, engine v1alpha1.Engine) *v1alpha1.VPNSettings {
 	out := v.DeepCopy()
+	if engine == v1alpha1.EngineHBase {
+		setDefault(&out.Scope, v1alpha1.VPNScopeAll)
+	}
 	setDefault(&out.Scope, v1alpha1.VPNScopeNodeToNode)
 	if out.Type == v1alpha1.VPNOpenVPN {
 		if out.OpenVPN == nil {

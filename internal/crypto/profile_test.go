@@ -196,15 +196,26 @@ func TestCrossObjectErrorsNameTheField(t *testing.T) {
 		t.Errorf("Cassandra 5.0 has no optional client auth: %v", errs)
 	}
 	tunnelled := &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{}, VPN: &v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard}}
+	res, errs := Resolve(tunnelled, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) > 0 || res.Effective.VPN.Scope != v1alpha1.VPNScopeAll {
+		t.Errorf("a tunnel on HBase carries its clients by default: %+v, %v", res.Effective.VPN, errs)
+	}
+	tunnelled.VPN.Scope = v1alpha1.VPNScopeNodeToNode
 	_, errs = Resolve(tunnelled, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
-	if len(errs) != 1 || errs[0].Field != "spec.encryption.vpn" || !strings.Contains(errs[0].Detail, "remove vpn") {
-		t.Errorf("a tunnel on HBase: %v", errs)
+	if len(errs) != 1 || errs[0].Field != "spec.encryption.vpn.scope" || !strings.Contains(errs[0].Detail, "set vpn.scope: All") {
+		t.Errorf("a tunnel around HBase's nodes alone: %v", errs)
+	}
+	tunnelled.VPN.Scope = ""
+	tunnelled.HBase.Authentication = v1alpha1.AuthenticationKerberos
+	_, errs = Resolve(tunnelled, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) != 1 || errs[0].Field != "spec.encryption.vpn" || !strings.Contains(errs[0].Detail, "no Kerberos principals") {
+		t.Errorf("a tunnel around a Kerberos HBase: %v", errs)
 	}
 	volume := &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{}, AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}
 	if res, errs := Resolve(volume, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption")); len(errs) > 0 || res.Effective.AtRest.Volume.Method != v1alpha1.VolumeFscrypt {
 		t.Errorf("an encrypted volume on HBase: %+v, %v", res.Effective.AtRest, errs)
 	}
-	res, errs := Resolve(&v1alpha1.EncryptionSettings{AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}, nil, v1alpha1.EngineCassandra, field.NewPath("spec", "encryption"))
+	res, errs = Resolve(&v1alpha1.EncryptionSettings{AtRest: &v1alpha1.AtRestEncryption{Volume: &v1alpha1.VolumeAtRest{}}}, nil, v1alpha1.EngineCassandra, field.NewPath("spec", "encryption"))
 	if len(errs) > 0 || res.Effective.AtRest == nil || res.Effective.AtRest.Volume.Method != v1alpha1.VolumeFscrypt || res.Assessment.AtRestRank != 6 {
 		t.Errorf("an encrypted volume on Cassandra: %+v, rank %d, %v", res.Effective.AtRest, res.Assessment.AtRestRank, errs)
 	}

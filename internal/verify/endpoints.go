@@ -57,11 +57,13 @@ func HBaseEndpoints(pods []corev1.Pod, enc v1alpha1.EffectiveEncryption) []Endpo
 		string(hbase.Master): {hbase.MasterPort, probe.HBaseRPC}, string(hbase.RegionServer): {hbase.RegionServerPort, probe.HBaseRPC},
 		string(hbase.ZooKeeper): {hbase.ZooKeeperPort, probe.ZooKeeperClient},
 	}
+	// An HBase tunnel carries every channel: nothing answers at the pod's own address.
+	tunnelled := enc.VPN != nil && enc.VPN.Type != "" && enc.VPN.Type != v1alpha1.VPNNone
 	var out []Endpoint
 	for _, p := range probeable(pods) {
 		if port, ok := ports[p.Labels["app.kubernetes.io/component"]]; ok {
 			out = append(out, Endpoint{Pod: p.Name, Channel: ChannelClientToNode, Address: hostPort(p, port.port),
-				Want: enc.ClientToNode, Options: port.opts})
+				Want: enc.ClientToNode, Options: port.opts, Tunnelled: tunnelled})
 		}
 	}
 	return out

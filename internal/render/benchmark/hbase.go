@@ -46,9 +46,17 @@ const (
 	externalTrustFile = "ca.crt"
 )
 
-func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) Target {
+func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) (Target, error) {
 	c := hbase.TopologyOf(ds, clusterDomain)
-	t := Target{Datastore: ds.Name, Profile: enc.Profile, HBase: &HBaseTarget{Properties: hbase.ClientProperties(c, *enc.Effective)}}
+	plan, err := hbase.Tunnel(ds, *enc.Effective, clusterDomain)
+	if err != nil {
+		return Target{}, fmt.Errorf("SecuredDatastore %s vpn: %w", ds.Name, err)
+	}
+	if plan != nil {
+		// The clients join the tunnel and reach every server at its tunnel address.
+		c = c.InTunnel(*plan)
+	}
+	t := Target{Datastore: ds.Name, Profile: enc.Profile, Tunnel: plan, HBase: &HBaseTarget{Properties: hbase.ClientProperties(c, *enc.Effective)}}
 	t.Hosts = c.Bootstrap
 	if enc.Effective.HBase != nil && enc.Effective.HBase.Authentication == v1alpha1.AuthenticationKerberos {
 		t.HBase.Principal = hbase.ClientPrincipal(ds)
@@ -66,7 +74,7 @@ func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alp
 	if cs := enc.Effective.ClientSide; cs != nil {
 		t.ClientSide, t.ClientKeysSecret = cs, datakeys.ClientKeysSecret(ds)
 	}
-	return t
+	return t, nil
 }
 
 // externalHBase is an HBase the operator does not manage, reached with the same client

@@ -505,3 +505,41 @@ func TestHBaseClientsApplyClientSideProtection(t *testing.T) {
 		t.Errorf("the keys' Secret is not mounted: %+v", pod.Volumes)
 	}
 }
+
+// HBase clients always join the datastore's tunnel: they reach ZooKeeper, the Master and the
+// RegionServers at their tunnel addresses, the addresses the servers register.
+func TestHBaseClientsJoinTheTunnel(t *testing.T) {
+	ds := hbaseDatastore()
+	ds.Spec.HBase = &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1)}
+	ds.Status.Encryption.Profile = "wireguard"
+	ds.Status.Encryption.Effective.HBase = &v1alpha1.HBaseSecurity{Authentication: v1alpha1.AuthenticationSimple, AESTransform: new(bool), DataTransfer: &v1alpha1.HDFSDataTransfer{Encrypt: new(bool)}}
+	ds.Status.Encryption.Effective.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNWireGuard, Scope: v1alpha1.VPNScopeAll}
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ZooKeeper, the NameNode, one DataNode, one Master, one RegionServer: 100.80.0.1 to .5.
+	if want := "100.80.0.4:16000,100.80.0.5:16020"; target.Tunnel == nil || strings.Join(target.Hosts, ",") != want {
+		t.Fatalf("hosts %v (tunnel %v); want the servers' tunnel addresses %s", target.Hosts, target.Tunnel, want)
+	}
+	for k, v := range target.HBase.Properties {
+		if strings.Contains(v, ".svc.") {
+			t.Errorf("client property %s names a server by its pod name: %s", k, v)
+		}
+	}
+	b := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "events-vpn", Namespace: "db"},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: "events"}},
+			Workload: v1alpha1.Workload{Preset: "A"},
+			Load:     v1alpha1.Load{ClientPods: ptr.To[int32](1)},
+		},
+	}
+	job, err := Build(Job{Benchmark: b, Target: target, Phase: PhaseRun, Image: "secured.dev/ycsb-hbase:test", VPNImage: "secured.dev/vpn:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if init := job.Spec.Template.Spec.InitContainers; len(init) == 0 || init[len(init)-1].Name != "vpn" {
+		t.Errorf("the HBase client does not join the tunnel: init containers %v", init)
+	}
+}

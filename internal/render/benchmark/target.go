@@ -107,8 +107,11 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	if enc == nil || enc.Effective == nil {
 		return Target{}, fmt.Errorf("SecuredDatastore %s has not resolved its encryption profile yet", ds.Name)
 	}
-	t, err := hbaseTarget(ds, clusterDomain, enc), error(nil)
-	if ds.Spec.Engine != v1alpha1.EngineHBase {
+	var t Target
+	var err error
+	if ds.Spec.Engine == v1alpha1.EngineHBase {
+		t, err = hbaseTarget(ds, clusterDomain, enc)
+	} else {
 		t, err = cassandraTarget(ds, clusterDomain, enc)
 	}
 	switch {

@@ -13,6 +13,7 @@ import (
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // Cluster is what the Kubernetes objects of an HBase datastore are built from.
@@ -40,6 +41,11 @@ type Cluster struct {
 	// CertRevision is cert-manager's revision of the node certificate: ZooKeeper reads its
 	// client port's certificate once, so with TLS its servers restart when it is renewed.
 	CertRevision int
+	// Tunnel is the profile's VPN (Tunnel), nil without one; VPNImage runs its sidecars,
+	// which fetch their keys from KeyServer.
+	Tunnel    *vpn.Plan
+	VPNImage  string
+	KeyServer vpn.KeyServer
 }
 
 // Objects are the desired objects of an HBase datastore, in apply order.
@@ -74,6 +80,12 @@ func (o Objects) All() []client.Object {
 func Build(s Cluster) (Objects, error) {
 	ds := s.Datastore
 	c := TopologyOf(ds, s.ClusterDomain)
+	if s.Tunnel != nil {
+		if s.VPNImage == "" {
+			return Objects{}, fmt.Errorf("the profile has a VPN but no sidecar image is configured")
+		}
+		c = c.InTunnel(*s.Tunnel)
+	}
 	files, err := Files(c, s.Encryption)
 	if err != nil {
 		return Objects{}, err
@@ -98,7 +110,7 @@ func Build(s Cluster) (Objects, error) {
 	if kerberized {
 		roles = append([]Role{KDC}, Roles...)
 	}
-	o.NetworkPolicy = networkPolicy(ds, s.OperatorNamespace, roles, kerberized)
+	o.NetworkPolicy = networkPolicy(ds, s.OperatorNamespace, roles, kerberized, s.Tunnel)
 	for _, r := range roles {
 		o.Services = append(o.Services, service(ds, n, r))
 		read := RoleFiles(files, r)

@@ -609,3 +609,8 @@ func SiteXML(props map[string]string) string {
 func xmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// ZooKeeperBind is the line a tunnelled ZooKeeper server's start adds to its copy of zoo.cfg:
+// its client port on its tunnel address alone. zoo.cfg cannot read the environment, and the
+// servers of an ensemble share one file.
+func ZooKeeperBind(address string) string { return "clientPortAddress=" + address }

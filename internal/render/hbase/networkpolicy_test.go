@@ -60,7 +60,7 @@ func TestNetworkPolicyClosesEverythingButTheClientPorts(t *testing.T) {
 		t.Errorf("the policy selects %v; want every pod of the datastore", got)
 	}
 	// Without Kerberos there is no KDC to reach.
-	for _, rule := range networkPolicy(ds, "secured-system", Roles, false).Spec.Ingress {
+	for _, rule := range networkPolicy(ds, "secured-system", Roles, false, nil).Spec.Ingress {
 		for _, p := range rule.Ports {
 			if p.Port.IntVal == kdcPort {
 				t.Errorf("the KDC port is admitted without Kerberos")

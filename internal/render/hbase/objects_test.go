@@ -18,6 +18,7 @@ import (
 	"secured.dev/operator/internal/crypto"
 	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/test/golden"
 	"secured.dev/operator/internal/test/samples"
 )
@@ -241,5 +242,75 @@ func TestDataNodesEncryptTheirBlocksDirectory(t *testing.T) {
 				t.Errorf("the DataNode process sees the volume key")
 			}
 		}
+	}
+}
+
+// The sample datastore in the shipped OpenVPN profile's tunnel renders to golden objects: every
+// role but the KDC runs the sidecar, takes its tunnel address from the address table as its
+// name and bind address, and is named by it in every file; probes dial it inside the pod.
+func TestTunnelledDatastoreObjects(t *testing.T) {
+	ds, _ := sampleDatastore(t)
+	p, err := samples.Profile("openvpn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, errs := crypto.Resolve(&p.Spec.EncryptionSettings, nil, v1alpha1.EngineHBase, field.NewPath("spec", "encryption"))
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	plan, err := Tunnel(ds, res.Effective, "cluster.local")
+	if err != nil || plan == nil {
+		t.Fatalf("tunnel plan: %v, %v", plan, err)
+	}
+	c := clusterOf(ds, res.Effective)
+	c.Tunnel, c.KeyServer = plan, vpn.KeyServer{URL: "https://tunnel-keys.secured-system.svc:8443/keys"}
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "no sidecar image") {
+		t.Errorf("a tunnel without a sidecar image: %v", err)
+	}
+	c.VPNImage = "secured.dev/vpn:test"
+	objs, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, o := range objs.All() {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	golden.Check(t, "events-openvpn.objects.yaml", out.Bytes())
+
+	if got, want := len(plan.Nodes()), 1+1+3+2+3; got != want { // ZooKeeper, NameNode, DataNodes, Masters, RegionServers
+		t.Errorf("%d members in the tunnel; want every pod of every role but the KDC (%d)", got, want)
+	}
+	site := objs.ConfigMap.Data["hbase-site.xml"]
+	if !strings.Contains(site, "<name>hbase.zookeeper.quorum</name><value>100.80.0.1</value>") || strings.Contains(site, ".svc.cluster.local") {
+		t.Errorf("hbase-site.xml does not name the servers by their tunnel addresses:\n%s", site)
+	}
+	for _, sts := range objs.StatefulSets {
+		pod := sts.Spec.Template.Spec
+		main := pod.Containers[0]
+		if !strings.HasPrefix(main.Command[2], tunnelStart) {
+			t.Errorf("%s does not start by taking its tunnel address: %q", sts.Name, main.Command[2])
+		}
+		if len(pod.InitContainers) == 0 || pod.InitContainers[len(pod.InitContainers)-1].Name != "vpn" {
+			t.Errorf("%s has no tunnel sidecar", sts.Name)
+		}
+		if main.StartupProbe.Exec == nil || main.ReadinessProbe.Exec == nil || main.LivenessProbe.Exec == nil {
+			t.Errorf("%s probes its pod address, where nothing listens: %+v", sts.Name, main.StartupProbe.ProbeHandler)
+		}
+	}
+	if zk := objs.StatefulSets[0].Spec.Template.Spec.Containers[0].Command[2]; !strings.Contains(zk, `echo "clientPortAddress=$SD_HOST"`) || !strings.HasSuffix(zk, "/tmp/zoo.cfg") {
+		t.Errorf("ZooKeeper does not bind its client port to its tunnel address: %s", zk)
+	}
+	var tunnelRule bool
+	for _, rule := range objs.NetworkPolicy.Spec.Ingress {
+		tunnelRule = tunnelRule || len(rule.Ports) == 1 && *rule.Ports[0].Protocol == "UDP" && len(rule.From) > 0
+	}
+	if !tunnelRule {
+		t.Errorf("the NetworkPolicy admits no tunnel traffic, or from anyone: %+v", objs.NetworkPolicy.Spec.Ingress)
 	}
 }

@@ -47,8 +47,9 @@ var JDK17Options = []string{
 }
 
 // Install is where a process finds its configuration directory, the extra resources HDFS
-// needs on the classpath (images/hbase/resources) and the jars.
-type Install struct{ Conf, Resources, Lib string }
+// needs on the classpath (images/hbase/resources) and the jars; ZooCfg, when set, is the
+// zoo.cfg ZooKeeper reads instead of the directory's.
+type Install struct{ Conf, Resources, Lib, ZooCfg string }
 
 // PodInstall is the image's layout.
 var PodInstall = Install{Conf: confDir, Resources: resourcesDir, Lib: libDir}
@@ -69,7 +70,11 @@ func JVM(in Install, heapMiB int, kerberized bool, r Role, host string) []string
 	args = append(args, JDK17Options...)
 	args = append(args, "-cp", in.Conf+":"+in.Resources+":"+in.Lib+"/*", mains[r])
 	if r == ZooKeeper {
-		args = append(args, in.Conf+"/zoo.cfg")
+		cfg := in.ZooCfg
+		if cfg == "" {
+			cfg = in.Conf + "/zoo.cfg"
+		}
+		args = append(args, cfg)
 	}
 	if r == Master || r == RegionServer {
 		args = append(args, "start")
@@ -97,20 +102,34 @@ var rolePorts = map[Role][]corev1.ContainerPort{
 var heapMiB = map[Role]int{ZooKeeper: 256, NameNode: 512, DataNode: 512, Master: 512, RegionServer: 1024, KDC: 128}
 
 // command runs a role's process; the NameNode formats its volume once, ZooKeeper writes its
-// server id from the pod's ordinal.
-func command(r Role, kerberized bool) []string {
+// server id from the pod's ordinal. A tunnelled role first takes its tunnel address as its
+// name and bind address (tunnelStart); ZooKeeper, whose zoo.cfg cannot read the environment,
+// then binds its client port there through a copy of the file.
+func command(r Role, kerberized, tunnelled bool) []string {
 	if r == KDC {
 		// The image holds Kdc.class, compiled from images/kdc/Kdc.java: a JRE cannot compile.
 		return []string{"java", "-Xmx128m", "-cp", kdcDir + "/lib/*:" + kdcDir, "Kdc", "$(REALM)", "0.0.0.0", fmt.Sprint(kdcPort), "/etc/kdc/principals"}
 	}
-	// The kubelet expands $(HostEnv) from the container's environment.
-	java := strings.Join(JVM(PodInstall, heapMiB[r], kerberized, r, "$("+HostEnv+")"), " ")
+	// The kubelet expands $(HostEnv) from the container's environment; in a tunnel the shell
+	// sets it.
+	in, host, start := PodInstall, "$("+HostEnv+")", ""
+	if tunnelled {
+		host, start = `"$`+HostEnv+`"`, tunnelStart
+		if r == ZooKeeper {
+			in.ZooCfg = "/tmp/zoo.cfg"
+			start += `{ cat ` + confDir + `/zoo.cfg && echo "` + ZooKeeperBind(`$`+HostEnv) + `"; } > ` + in.ZooCfg + ` && `
+		}
+	}
+	java := strings.Join(JVM(in, heapMiB[r], kerberized, r, host), " ")
 	switch r {
 	case ZooKeeper:
-		return []string{"sh", "-c", `mkdir -p /data/zookeeper && echo $(( ${POD_NAME##*-} + 1 )) > /data/zookeeper/myid && exec ` + java}
+		return []string{"sh", "-c", start + `mkdir -p /data/zookeeper && echo $(( ${POD_NAME##*-} + 1 )) > /data/zookeeper/myid && exec ` + java}
 	case NameNode:
-		format := java + " -format -nonInteractive"
-		return []string{"sh", "-c", `[ -f /data/namenode/current/VERSION ] || ` + format + ` && exec ` + java}
+		format := `[ -f /data/namenode/current/VERSION ] || ` + java + " -format -nonInteractive"
+		if tunnelled {
+			format = "{ " + format + "; }" // sh's && and || bind alike: after start, group them
+		}
+		return []string{"sh", "-c", start + format + ` && exec ` + java}
 	}
-	return []string{"sh", "-c", "exec " + java}
+	return []string{"sh", "-c", start + "exec " + java}
 }

@@ -13,6 +13,7 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/podtemplate"
+	"secured.dev/operator/internal/render/vpn"
 )
 
 // statefulSet runs one role; configHash ("" for none) rolls its pods when what they read
@@ -63,7 +64,17 @@ func statefulSet(s Cluster, n Names, r Role, kerberized, tls bool, configHash, c
 		pod.InitContainers = []corev1.Container{podtemplate.VolumeEncryption(s.VolumeEncryptionImage, "data", PodLayout.DataDir, DataNodeDir)}
 		pod.Volumes = append(pod.Volumes, podtemplate.VolumeKey(s.AtRestSecret))
 	}
+	if t := s.Tunnel; t != nil && r != KDC {
+		// The tunnel is up before the role starts, and stays until it has stopped.
+		pod := &sts.Spec.Template.Spec
+		sidecar, volumes := vpn.Sidecar(*t, s.VPNImage, ds.Name, s.KeyServer)
+		pod.InitContainers = append(pod.InitContainers, sidecar)
+		pod.Volumes = append(pod.Volumes, volumes...)
+	}
 	deviations := append(podtemplate.WorkloadDeviations(sts.Spec.Template.Spec), podtemplate.ImageServiceUser)
+	if s.Tunnel != nil && r != KDC {
+		deviations = append(deviations, podtemplate.TunnelNetAdmin)
+	}
 	if slices.ContainsFunc(container.Env, func(e corev1.EnvVar) bool { return e.Name == KeystorePasswordEnv }) {
 		deviations = append(deviations, podtemplate.KeystorePasswordEnv)
 	}
@@ -155,8 +166,16 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool, configMap s
 		mounts = append(mounts, corev1.VolumeMount{Name: "data", MountPath: PodLayout.DataDir})
 	}
 	tcp := podtemplate.TCPProbe(rolePorts[r][0].Name)
+	tunnelled := s.Tunnel != nil && r != KDC
+	if tunnelled {
+		// The shell finds the pod's tunnel address (tunnelStart); its table is in the public
+		// tunnel Secret the sidecar mounts.
+		env = slices.DeleteFunc(env, func(e corev1.EnvVar) bool { return e.Name == HostEnv || e.Name == BindEnv })
+		mounts = append(mounts, corev1.VolumeMount{Name: vpn.SecretVolume, MountPath: tunnelAddressesDir, ReadOnly: true})
+		tcp = tunnelPortProbe(rolePorts[r][0].ContainerPort)
+	}
 	container := corev1.Container{
-		Name: string(r), Image: image, Command: command(r, kerberized), Env: env, Ports: rolePorts[r],
+		Name: string(r), Image: image, Command: command(r, kerberized, tunnelled), Env: env, Ports: rolePorts[r],
 		// A process that dies leaves the end of its log where kubectl describe shows it.
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		StartupProbe:             &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 5, FailureThreshold: 60},

@@ -17,7 +17,6 @@ const (
 	tokenDir      = "/var/run/secrets/tunnel"
 	tunDevice     = "/dev/net/tun"
 	sidecarName   = "vpn"
-	secretVolume  = "vpn-tunnel"
 	tokenVolume   = "vpn-token"
 	tunVolume     = "vpn-tun"
 	runVolume     = "vpn-run"
@@ -26,6 +25,10 @@ const (
 	// tokenLifetime of the pod's key-server token; the kubelet renews it at 80%.
 	tokenLifetime = 3600
 )
+
+// SecretVolume is the pod volume of the public tunnel Secret; a datastore container may mount
+// it too, for the address table.
+const SecretVolume = "vpn-tunnel"
 
 // KeyServer is where a sidecar fetches its member's private key: the operator's endpoint and
 // the certificate it pins. The operator hands a key only to the pod whose token the API server
@@ -94,7 +97,7 @@ func Sidecar(p Plan, image, datastore string, ks KeyServer) (corev1.Container, [
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 		},
 		VolumeMounts: []corev1.VolumeMount{
-			{Name: secretVolume, MountPath: SecretDir, ReadOnly: true},
+			{Name: SecretVolume, MountPath: SecretDir, ReadOnly: true},
 			{Name: tokenVolume, MountPath: tokenDir, ReadOnly: true},
 			{Name: tunVolume, MountPath: tunDevice},
 			{Name: runVolume, MountPath: runDir},
@@ -106,7 +109,7 @@ func Sidecar(p Plan, image, datastore string, ks KeyServer) (corev1.Container, [
 		},
 	}
 	volumes := []corev1.Volume{
-		{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(datastore), DefaultMode: ptr.To[int32](0o400)}}},
+		{Name: SecretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(datastore), DefaultMode: ptr.To[int32](0o400)}}},
 		{Name: tokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o400),
 			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
 				Audience: KeyServerAudience, ExpirationSeconds: ptr.To[int64](tokenLifetime), Path: "token"}}}}}},

@@ -54,6 +54,10 @@ type HBaseCluster struct {
 	lib     string
 	procs   map[hbase.Role]*process
 	backup  *process
+	// on places processes in network namespaces, by their address; client is where Smoke
+	// runs. Both empty: every process on this machine's loopback.
+	on     map[string]*Host
+	client *Host
 }
 
 // StartHBaseCluster renders the configuration for enc and starts every process.
@@ -68,6 +72,14 @@ func StartHBaseClusterOn(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBase
 	return startHBaseCluster(t, enc, h, "")
 }
 
+// StartHBaseClusterInTunnel starts every role on its host of a private underlay (on, by the
+// role's address in h), bound to its tunnel address as its pod is, and runs the smoke client
+// on client, a member of the tunnel too.
+func StartHBaseClusterInTunnel(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHosts, on map[string]*Host, client *Host) *HBaseCluster {
+	t.Helper()
+	return startHBaseCluster(t, enc, h, "", func(c *HBaseCluster) { c.on, c.client = on, client })
+}
+
 // StartHBaseClusterIn starts the cluster with ZooKeeper's, the NameNode's and the DataNode's
 // data in dataDir, as their pods keep it on their volumes.
 func StartHBaseClusterIn(t *testing.T, enc v1alpha1.EffectiveEncryption, dataDir string) *HBaseCluster {
@@ -75,7 +87,7 @@ func StartHBaseClusterIn(t *testing.T, enc v1alpha1.EffectiveEncryption, dataDir
 	return startHBaseCluster(t, enc, DefaultHBaseHosts, dataDir)
 }
 
-func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHosts, dataDir string) *HBaseCluster {
+func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHosts, dataDir string, options ...func(*HBaseCluster)) *HBaseCluster {
 	t.Helper()
 	lib, err := exec.Command(filepath.Join(samples.RepoRoot(), "hack", "build", "hbase-jars.sh")).Output()
 	if err != nil {
@@ -86,6 +98,9 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 		dataDir = filepath.Join(dir, "data")
 	}
 	c := &HBaseCluster{Enc: enc, Hosts: h, dir: dir, lib: strings.TrimSpace(string(lib)), procs: map[hbase.Role]*process{}, CA: testpki.New(t)}
+	for _, o := range options {
+		o(c)
+	}
 	c.Topology = hbase.Topology{
 		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1, DataNodes: 1,
 		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
@@ -122,7 +137,7 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 		c.startKDC(t)
 	}
 	zk := c.start(t, hbase.ZooKeeper, h.ZooKeeper, 256)
-	format := java(context.Background(), c.jvm(256, hbase.NameNode, h.NameNode, "-format", "-nonInteractive")...)
+	format := c.in(h.NameNode, java(context.Background(), c.jvm(256, hbase.NameNode, h.NameNode, "-format", "-nonInteractive")...))
 	format.Env = c.env(h.NameNode)
 	if out, err := format.CombinedOutput(); err != nil {
 		t.Fatalf("formatting HDFS: %v\n%s", err, tail(string(out), 30))
@@ -177,6 +192,10 @@ func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryptio
 			t.Fatal(err)
 		}
 		for name, body := range hbase.RoleFiles(files, role) {
+			if name == "zoo.cfg" && c.on != nil {
+				// What a tunnelled ZooKeeper pod's start adds to the shared file.
+				body += hbase.ZooKeeperBind(c.Hosts.ZooKeeper) + "\n"
+			}
 			mkfile(t, filepath.Join(dir, name), body)
 		}
 	}
@@ -301,6 +320,14 @@ func (c *HBaseCluster) jvm(heap int, role hbase.Role, host string, args ...strin
 	return append(hbase.JVM(in, heap, c.KDC != nil, role, host)[1:], args...)
 }
 
+// in runs cmd in the network namespace of the host at address, when the cluster has one there.
+func (c *HBaseCluster) in(address string, cmd *exec.Cmd) *exec.Cmd {
+	if h := c.on[address]; h != nil {
+		return h.Wrap(cmd)
+	}
+	return cmd
+}
+
 // start launches one process of the cluster on host, the role's process from now on.
 func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap int) *process {
 	t.Helper()
@@ -311,7 +338,7 @@ func (c *HBaseCluster) start(t *testing.T, role hbase.Role, host string, heap in
 
 func (c *HBaseCluster) launch(t *testing.T, role hbase.Role, host string, heap int) *process {
 	t.Helper()
-	cmd := java(context.Background(), c.jvm(heap, role, host)...)
+	cmd := c.in(host, java(context.Background(), c.jvm(heap, role, host)...))
 	cmd.Env = c.env(host)
 	return launch(t, fmt.Sprintf("%s on %s", role, host), cmd)
 }
@@ -389,7 +416,11 @@ func (c *HBaseCluster) smoke(t *testing.T, table, value string, jvm ...string) e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := java(ctx, args...).CombinedOutput()
+	smokeCmd := java(ctx, args...)
+	if c.client != nil {
+		smokeCmd = c.client.Wrap(smokeCmd)
+	}
+	out, err := smokeCmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "smoke ok") {
 		return fmt.Errorf("%v\n%s", err, tail(string(out), 40))
 	}

@@ -71,6 +71,19 @@ func (h *Host) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", h.NS, name}, args...)...)
 }
 
+// Wrap makes cmd, not yet started, run in the host's namespace, keeping its environment and
+// context.
+func (h *Host) Wrap(cmd *exec.Cmd) *exec.Cmd {
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		cmd.Err = err
+		return cmd
+	}
+	cmd.Args = append([]string{"ip", "netns", "exec", h.NS, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = ip
+	return cmd
+}
+
 // Run runs a program in the host's namespace and fails the test if it fails.
 func (h *Host) Run(t testing.TB, name string, args ...string) string {
 	t.Helper()
