@@ -489,6 +489,14 @@ func zooCfg(c Topology, s security) string {
 			// hbase/<host>@REALM is the user hbase, whichever host it runs on.
 			"kerberos.removeHostFromPrincipal=true", "kerberos.removeRealmFromPrincipal=true")
 	}
+	if !s.kerberos {
+		// Without Kerberos nobody is authenticated, so HBase creates its znodes open to all and
+		// ACLs protect nothing. But a cluster that ran with Kerberos keeps znodes whose ACLs
+		// admit the Kerberos user hbase alone: after Kerberos is switched off, its Master
+		// could not write them ("NoAuth for /hbase/draining") and never started again.
+		// ZooKeeper stays closed to anything but the datastore's own pods (NetworkPolicy).
+		lines = append(lines, "skipACL=yes")
+	}
 	if len(c.ZooKeeper) > 1 && s.kerberos {
 		// A server joins the ensemble only with Kerberos credentials of its own: whoever could
 		// reach the peer ports would otherwise take part in elections and receive every write.
