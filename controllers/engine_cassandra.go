@@ -116,12 +116,10 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", datakeys.AtRestSecret(ds), err)
 		}
 	}
-	var applied *v1alpha1.VPNSettings
-	if e.applied != nil {
-		applied = e.applied.Encryption.VPN
-	}
-	if err := r.refuseVPNChange(ds, applied, s.resolution.Effective.VPN, e.applied != nil); err != nil {
-		return ctrl.Result{}, err
+	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
+		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
+			"every node would move to another address in one roll and split the ring. Restore the previous vpn settings (or profile), "+
+			"or create a new datastore with the new profile and move the data to it")
 	}
 	return ctrl.Result{}, r.prepareTunnel(ctx, s, e.tunnel, cassandra.Labels(ds))
 }

@@ -18,7 +18,6 @@ import (
 	"secured.dev/operator/internal/render/datakeys"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/podtemplate"
-	"secured.dev/operator/internal/render/vpn"
 	"secured.dev/operator/internal/status"
 	"secured.dev/operator/internal/verify"
 )
@@ -43,7 +42,6 @@ type hbaseEngine struct {
 	keys       hbase.Keys                         // what the principals Secret stores (when keysErr is nil)
 	keysErr    error                              // why it does not parse
 	keyVersion int                                // the newest Kerberos key version in the keytabs
-	tunnel     *vpn.Plan                          // the step's VPN; nil without one
 	// rendered caches the objects of a step at a key version: planning, key promotion and apply
 	// look at the same step within a pass.
 	rendered map[string]renderedHBase
@@ -114,9 +112,7 @@ func (e *hbaseEngine) plan(s *datastoreScope) error {
 	default:
 		e.step = hbase.Next(e.applied, target)
 	}
-	tunnel, err := hbase.Tunnel(e.ds, e.step, e.r.Options.clusterDomain())
-	e.tunnel = tunnel
-	return err
+	return nil
 }
 
 // objects renders a step at the current key version, once per pass.
@@ -126,12 +122,17 @@ func (e *hbaseEngine) objects(step v1alpha1.EffectiveEncryption) (hbase.Objects,
 		return got.objs, got.err
 	}
 	ds, o := e.ds, e.r.Options
+	// The tunnel is the step's own: a step is also rendered to see whether its roll is done.
+	tunnel, err := hbase.Tunnel(ds, step, o.clusterDomain())
+	if err != nil {
+		return hbase.Objects{}, err
+	}
 	objs, err := hbase.Build(hbase.Cluster{
 		Datastore: ds, Encryption: step, Image: o.HBaseImage, KDCImage: o.KDCImage, KeyVersion: e.keyVersion,
 		ClusterDomain: o.clusterDomain(), FeatureLabelPrefix: o.FeatureLabelPrefix, OperatorNamespace: o.Namespace,
 		CertSecret: certs.NodeSecret(ds), KeystorePasswordSecret: certs.KeystorePasswordSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds),
 		AtRestSecret: datakeys.AtRestSecret(ds), CertRevision: certificateRevision(ds), VolumeEncryptionImage: o.VolumeEncryptionImage,
-		Tunnel: e.tunnel, VPNImage: o.VPNImage, KeyServer: o.keyServer(),
+		Tunnel: tunnel, VPNImage: o.VPNImage, KeyServer: o.keyServer(),
 	})
 	if e.rendered == nil {
 		e.rendered = map[string]renderedHBase{}
@@ -187,14 +188,13 @@ func (e *hbaseEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.Resu
 	if e.applied != nil && podtemplate.EncryptsVolume(*e.applied) != podtemplate.EncryptsVolume(s.resolution.Effective) {
 		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVolumeEncryptionChangeUnsupported, volumeChangeRefused)
 	}
-	var applied *v1alpha1.VPNSettings
-	if e.applied != nil {
-		applied = e.applied.VPN
-	}
-	if err := r.refuseVPNChange(ds, applied, s.resolution.Effective.VPN, e.applied != nil); err != nil {
+	// A tunnel renames every server: it comes and goes in one step (hbase.Next), every role
+	// restarting with its new name.
+	tunnel, err := hbase.Tunnel(ds, e.step, r.Options.clusterDomain())
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.prepareTunnel(ctx, s, e.tunnel, hbase.Labels(ds, "")); err != nil {
+	if err := r.prepareTunnel(ctx, s, tunnel, hbase.Labels(ds, "")); err != nil {
 		return ctrl.Result{}, err
 	}
 	if encryptsAtRest(&e.step) || encryptsAtRest(e.applied) {

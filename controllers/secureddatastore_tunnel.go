@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,17 +13,6 @@ import (
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/vpn"
 )
-
-// refuseVPNChange blocks a change of spec.encryption.vpn on a running datastore (applied is
-// what runs, nil for a new one): every node would move to another address in one roll.
-func (r *SecuredDatastoreReconciler) refuseVPNChange(ds *v1alpha1.SecuredDatastore, applied, wanted *v1alpha1.VPNSettings, running bool) error {
-	if !running || reflect.DeepEqual(applied, wanted) {
-		return nil
-	}
-	return r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
-		"every node would move to another address in one roll, and its peers would lose it. Restore the previous vpn settings (or profile), "+
-		"or create a new datastore with the new profile and move the data to it")
-}
 
 // prepareTunnel readies a VPN profile's tunnel before any pod needs it (nothing without one):
 // it refuses a namespace whose Pod Security level forbids the sidecar (the StatefulSet would

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/vpn"
 )
 
@@ -134,6 +136,67 @@ func TestHBaseOpenVPNDatastoreIsBenchmarkedThroughTheTunnel(t *testing.T) {
 	}
 	ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
 	if ready == nil || !strings.Contains(ready.Message, "100.80.0.") || !strings.Contains(ready.Message, "OpenVPN tunnel") {
+		t.Errorf("the benchmark did not target the tunnel: %+v", ready)
+	}
+}
+
+// A tunnel switched on under a running HBase: every server's name is its tunnel address, so
+// the change renames every server in one step (every role restarts with its new name and its
+// sidecar). The datastore is Ready again at the new step, the wire probe finds the pods' own
+// addresses closed, and a benchmark's client pod measures it through the tunnel.
+func TestHBaseTunnelSwitchedOnLive(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	ns := testNamespace(t, c, "hbase-vpn-live", "privileged")
+	disabled := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
+	ds := &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns.Name},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine: v1alpha1.EngineHBase,
+			HBase:  &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
+			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
+				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: disabled},
+				NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: disabled},
+			}},
+			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
+		},
+	}
+	t.Logf("plaintext HBase Ready in %s", createHBase(t, c, ds).Round(time.Second))
+	waitVerified(t, c, ds)
+
+	patch := client.MergeFrom(ds.DeepCopy())
+	ds.Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN}
+	if err := c.Patch(ctx, ds, patch); err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	eventually(t, 15*time.Minute, "the tunnel is rolled out and verified", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), ds); err != nil {
+			return err
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: hbase.NamesOf(ds).ConfigMap()}, cm); err != nil {
+			return err
+		}
+		step, err := hbase.AppliedStep(cm.Annotations, cm.Name)
+		if err != nil || step == nil || step.VPN == nil {
+			return fmt.Errorf("the applied step has no tunnel yet (%v)", err)
+		}
+		v := meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified)
+		if ds.Status.ObservedGeneration < ds.Generation || ds.Status.Phase != v1alpha1.PhaseReady || v == nil || v.Status != metav1.ConditionTrue || v.ObservedGeneration < ds.Generation {
+			return fmt.Errorf("phase %s, EncryptionVerified %+v", ds.Status.Phase, v)
+		}
+		t.Logf("EncryptionVerified: %s", v.Message)
+		return nil
+	})
+	t.Logf("OpenVPN tunnel rolled out, Ready and verified %s after the change", time.Since(changed).Round(time.Second))
+	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
+	benchmarkDatastore(t, c, ds, "", "")
+	b := &v1alpha1.DatastoreBenchmark{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name + "-a"}, b); err != nil {
+		t.Fatal(err)
+	}
+	if ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady); ready == nil || !strings.Contains(ready.Message, "OpenVPN tunnel") {
 		t.Errorf("the benchmark did not target the tunnel: %+v", ready)
 	}
 }

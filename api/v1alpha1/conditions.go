@@ -76,7 +76,7 @@ const (
 	// ReasonNoTunnelKeyServer: a VPN profile, but the operator runs without the key server its
 	// sidecars fetch their keys from.
 	ReasonNoTunnelKeyServer = "NoTunnelKeyServer"
-	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running datastore.
+	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running Cassandra datastore.
 	ReasonVPNChangeUnsupported = "VPNChangeUnsupported"
 	// ReasonVolumeEncryptionChangeUnsupported: atRest.volume turned on or off on a running
 	// datastore, whose data is already on its volumes in the other form.

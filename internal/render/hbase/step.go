@@ -158,10 +158,24 @@ func Describe(applied *v1alpha1.EffectiveEncryption, next v1alpha1.EffectiveEncr
 			parts = append(parts, "Kerberos or HDFS encryption settings")
 		}
 	}
+	if a, n := tunnelName(applied.VPN), tunnelName(next.VPN); a != n {
+		parts = append(parts, fmt.Sprintf("tunnel %s → %s, every server renamed to its new address", a, n))
+	}
 	if len(parts) == 0 {
 		return "TLS protocols or cipher suites"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// tunnelName: the VPN type (and OpenVPN's cipher), or "none".
+func tunnelName(v *v1alpha1.VPNSettings) string {
+	switch {
+	case v == nil || v.Type == "" || v.Type == v1alpha1.VPNNone:
+		return "none"
+	case v.OpenVPN != nil && v.OpenVPN.Cipher != "":
+		return fmt.Sprintf("%s (%s)", v.Type, v.OpenVPN.Cipher)
+	}
+	return string(v.Type)
 }
 
 // levelName: "privacy", or for a transitional list "authentication or privacy, authentication asked".

@@ -119,6 +119,20 @@ func TestSecurityChangesWithTheFirstStep(t *testing.T) {
 	}
 }
 
+// A tunnel renames every server, so it comes and goes in one step, and says so.
+func TestATunnelChangesInOneStep(t *testing.T) {
+	plain := resolve(t, tlsProfile(v1alpha1.ChannelDisabled, v1alpha1.ChannelDisabled))
+	tunnelled := resolve(t, &v1alpha1.EncryptionSettings{VPN: &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN}})
+	for _, c := range []struct{ from, to v1alpha1.EffectiveEncryption }{{plain, tunnelled}, {tunnelled, plain}} {
+		if next := Next(&c.from, c.to); !SameStep(next, c.to) {
+			t.Errorf("%s → %s took a step between", tunnelName(c.from.VPN), tunnelName(c.to.VPN))
+		}
+	}
+	if d := Describe(&plain, tunnelled); d != "tunnel none → OpenVPN (AES-256-GCM), every server renamed to its new address" {
+		t.Errorf("Describe = %q", d)
+	}
+}
+
 // A SASL level changes on a Kerberos cluster in three rolls, each rendered as the lists Hadoop
 // and HBase read (both levels accepted, the old one asked for; both, the new one asked for; the
 // new one), while TLS moves its own stages in the same rolls.

@@ -102,14 +102,11 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 		o(c)
 	}
 	c.Topology = hbase.Topology{
-		ZooKeeper: []string{h.ZooKeeper}, NameNode: h.NameNode, Replication: 1, DataNodes: 1,
-		Bootstrap: []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)},
+		Replication: 1, DataNodes: 1,
 		Layout: hbase.Layout{DataDir: dataDir, KeytabDir: filepath.Join(dir, "keytab"), TLSDir: filepath.Join(dir, "tls"), TrustDir: filepath.Join(dir, "trust"),
 			AtRestDir: filepath.Join(dir, "at-rest")},
 	}
-	if h.BackupMaster != "" {
-		c.Topology.Bootstrap = append(c.Topology.Bootstrap, fmt.Sprintf("%s:%d", h.BackupMaster, hbase.MasterPort))
-	}
+	c.Move(h)
 	if enc.AtRest != nil && enc.AtRest.Engine != nil {
 		writeAtRestKeys(t, c.Topology.Layout.AtRestDir)
 	}
@@ -158,6 +155,17 @@ func startHBaseCluster(t *testing.T, enc v1alpha1.EffectiveEncryption, h HBaseHo
 	c.StartUp = time.Since(began)
 	t.Logf("HBase cluster up in %s", c.StartUp.Round(time.Second))
 	return c
+}
+
+// Move names every process by its address in h from now on, in the files Reconfigure writes
+// and when a process (re)starts, as a change of every server's name does to the pods.
+func (c *HBaseCluster) Move(h HBaseHosts) {
+	c.Hosts = h
+	c.Topology.ZooKeeper, c.Topology.NameNode = []string{h.ZooKeeper}, h.NameNode
+	c.Topology.Bootstrap = []string{fmt.Sprintf("%s:%d", h.Master, hbase.MasterPort), fmt.Sprintf("%s:%d", h.RegionServer, hbase.RegionServerPort)}
+	if h.BackupMaster != "" {
+		c.Topology.Bootstrap = append(c.Topology.Bootstrap, fmt.Sprintf("%s:%d", h.BackupMaster, hbase.MasterPort))
+	}
 }
 
 // setRealm puts the cluster in the test realm, served by a KDC on the hosts' KDC address.

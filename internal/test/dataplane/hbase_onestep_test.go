@@ -136,6 +136,15 @@ func changeInOneStep(t *testing.T, c *HBaseCluster, base, target v1alpha1.Effect
 			restarted = append(restarted, role)
 		}
 	}
+	stopped, up = restartTogether(t, c, restarted, target)
+	return restarted, stopped, up
+}
+
+// restartTogether stops the roles, renders target's files, and starts the roles again
+// together, as their pods are when their files change at once. It returns how long they took to
+// stop and how long until every one served again.
+func restartTogether(t *testing.T, c *HBaseCluster, restarted []hbase.Role, target v1alpha1.EffectiveEncryption) (stopped, up time.Duration) {
+	t.Helper()
 	c.Reconfigure(t, target)
 	began := time.Now()
 	for _, role := range restarted {
@@ -154,7 +163,7 @@ func changeInOneStep(t *testing.T, c *HBaseCluster, base, target v1alpha1.Effect
 	master, rs := c.start(t, hbase.Master, c.Hosts.Master, 512), c.start(t, hbase.RegionServer, c.Hosts.RegionServer, 512)
 	rs.waitFor(t, "Serving as", 2*time.Minute)
 	master.waitFor(t, "Master has completed initialization", 4*time.Minute)
-	return restarted, stopped, time.Since(began)
+	return stopped, time.Since(began)
 }
 
 // blockCanary creates a table, puts a marker, gets and scans it while tcpdump watches HDFS
