@@ -98,14 +98,21 @@ func TestOpenVPNDatastoreIsBenchmarkedThroughTheTunnel(t *testing.T) {
 	c := newClient(t)
 	ds := vpnDatastore(t, c, "openvpn", 2)
 	benchmarkDatastore(t, c, ds, "plaintext", "none")
+	// The pod addresses refuse CQL (EncryptionVerified checked it): the clients used the tunnel.
+	benchmarkedThroughTheTunnel(t, c, ds, "100.80.0.1:9042")
+}
+
+// benchmarkedThroughTheTunnel: the benchmark benchmarkDatastore ran targeted the datastore's
+// OpenVPN tunnel, at target (a tunnel address).
+func benchmarkedThroughTheTunnel(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, target string) {
+	t.Helper()
 	b := &v1alpha1.DatastoreBenchmark{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name + "-a"}, b); err != nil {
 		t.Fatal(err)
 	}
-	// The pod addresses refuse CQL (EncryptionVerified checked it): the clients used the tunnel.
 	ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
-	if ready == nil || !strings.Contains(ready.Message, "100.80.0.1:9042") || !strings.Contains(ready.Message, "OpenVPN tunnel") {
-		t.Errorf("the benchmark did not target the tunnel: %+v", ready)
+	if ready == nil || !strings.Contains(ready.Message, target) || !strings.Contains(ready.Message, "OpenVPN tunnel") {
+		t.Errorf("the benchmark did not target the tunnel at %s: %+v", target, ready)
 	}
 }
 
@@ -130,14 +137,8 @@ func TestHBaseOpenVPNDatastoreIsBenchmarkedThroughTheTunnel(t *testing.T) {
 	waitVerified(t, c, ds)
 	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
 	benchmarkDatastore(t, c, ds, "", "")
-	b := &v1alpha1.DatastoreBenchmark{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name + "-a"}, b); err != nil {
-		t.Fatal(err)
-	}
-	ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
-	if ready == nil || !strings.Contains(ready.Message, "100.80.0.") || !strings.Contains(ready.Message, "OpenVPN tunnel") {
-		t.Errorf("the benchmark did not target the tunnel: %+v", ready)
-	}
+	// ZooKeeper, the NameNode, the DataNode, the Master: the RegionServer is the fifth member.
+	benchmarkedThroughTheTunnel(t, c, ds, "100.80.0.5:16020")
 }
 
 // A tunnel switched on under a running HBase: every server's name is its tunnel address, so
@@ -192,11 +193,5 @@ func TestHBaseTunnelSwitchedOnLive(t *testing.T) {
 	t.Logf("OpenVPN tunnel rolled out, Ready and verified %s after the change", time.Since(changed).Round(time.Second))
 	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
 	benchmarkDatastore(t, c, ds, "", "")
-	b := &v1alpha1.DatastoreBenchmark{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name + "-a"}, b); err != nil {
-		t.Fatal(err)
-	}
-	if ready := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady); ready == nil || !strings.Contains(ready.Message, "OpenVPN tunnel") {
-		t.Errorf("the benchmark did not target the tunnel: %+v", ready)
-	}
+	benchmarkedThroughTheTunnel(t, c, ds, "100.80.0.5:16020")
 }

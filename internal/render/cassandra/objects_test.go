@@ -1,7 +1,6 @@
 package cassandra
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -72,20 +70,6 @@ func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEn
 	return objs
 }
 
-func toYAML(t *testing.T, objs []client.Object) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	for _, o := range objs {
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString("---\n")
-		out.Write(b)
-	}
-	return out.Bytes()
-}
-
 // The sample datastores render to golden Kubernetes and cert-manager objects.
 func TestSampleDatastoreObjects(t *testing.T) {
 	for _, file := range []string{"secureddatastore-cassandra-tls13.yaml", "secureddatastore-cassandra-inline.yaml", "secureddatastore-cassandra-wireguard.yaml",
@@ -96,7 +80,7 @@ func TestSampleDatastoreObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		goldenfile.Check(t, ds.Name+".objects.yaml", toYAML(t, append(certObjs, objs.All()...)))
+		goldenfile.Check(t, ds.Name+".objects.yaml", goldenfile.YAML(t, append(certObjs, objs.All()...)))
 	}
 }
 

@@ -1,7 +1,6 @@
 package hbase
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,16 +56,7 @@ func TestSampleDatastoreObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	for _, o := range objs.All() {
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString("---\n")
-		out.Write(b)
-	}
-	golden.Check(t, "events.objects.yaml", out.Bytes())
+	golden.Check(t, "events.objects.yaml", golden.YAML(t, objs.All()))
 	if len(objs.StatefulSets) != 6 {
 		t.Errorf("%d StatefulSets; want KDC, ZooKeeper, NameNode, DataNode, Master, RegionServer", len(objs.StatefulSets))
 	}
@@ -272,16 +262,7 @@ func TestTunnelledDatastoreObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	for _, o := range objs.All() {
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString("---\n")
-		out.Write(b)
-	}
-	golden.Check(t, "events-openvpn.objects.yaml", out.Bytes())
+	golden.Check(t, "events-openvpn.objects.yaml", golden.YAML(t, objs.All()))
 
 	if got, want := len(plan.Nodes()), 1+1+3+2+3; got != want { // ZooKeeper, NameNode, DataNodes, Masters, RegionServers
 		t.Errorf("%d members in the tunnel; want every pod of every role but the KDC (%d)", got, want)

@@ -64,24 +64,10 @@ func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
 		t.Fatalf("Kerberos must change in one step, got %s first", hbase.Describe(&base, next))
 	}
 	c := StartHBaseCluster(t, base)
-	written := Marker(t)
-	if err := c.Smoke(t, "before", written); err != nil {
-		t.Fatalf("without Kerberos: %v", err)
-	}
-	c.setRealm()
-	c.startKDC(t)
-	restarted, stopped, up := changeInOneStep(t, c, base, target)
-	if len(restarted) != 5 {
-		t.Errorf("roles whose files change: %v; want all five", restarted)
-	}
-	c.ConfigureClient(t, target)
-	began := time.Now().Add(-up)
-	if err := c.Smoke(t, "after", "v"); err != nil {
-		t.Fatalf("with Kerberos: %v", err)
-	}
-	if err := c.ReadBack(t, "before", written); err != nil {
-		t.Errorf("the rows written before the change: %v", err)
-	}
+	restarted, stopped, up, began := kerberosInOneStep(t, c, base, target, func() {
+		c.setRealm()
+		c.startKDC(t)
+	})
 	// The znodes written without Kerberos were open to anyone; the Master sets their ACLs when
 	// it starts with Kerberos, so an unauthenticated session may no longer list HBase's metadata.
 	if code, err := ZooKeeperReadCode(fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort)); err != nil || code != -124 {
@@ -103,26 +89,36 @@ func TestHBaseKerberosTurnsOffInOneStep(t *testing.T) {
 		t.Fatalf("Kerberos must change in one step, got %s first", hbase.Describe(&base, next))
 	}
 	c := StartHBaseCluster(t, base)
+	// The pods start without Kerberos from now on; the KDC is no longer asked.
+	restarted, stopped, up, began := kerberosInOneStep(t, c, base, target, func() { c.KDC = nil })
+	t.Logf("Kerberos off, in one step: %s stopped in %s, all serving again after %s, a client without Kerberos worked again after %s (its own JVM start included)",
+		restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
+}
+
+// kerberosInOneStep writes rows at base, switches Kerberos (prepare readies the realm for
+// target) with every role restarting together, then writes and reads back at target. It
+// returns the roles restarted, how long they took to stop, how long until they served again,
+// and when the change began.
+func kerberosInOneStep(t *testing.T, c *HBaseCluster, base, target v1alpha1.EffectiveEncryption, prepare func()) (restarted []hbase.Role, stopped, up time.Duration, began time.Time) {
+	t.Helper()
 	written := Marker(t)
 	if err := c.Smoke(t, "before", written); err != nil {
-		t.Fatalf("with Kerberos: %v", err)
+		t.Fatalf("before the change: %v", err)
 	}
-	// The pods start without Kerberos from now on; the KDC is no longer asked.
-	c.KDC = nil
-	restarted, stopped, up := changeInOneStep(t, c, base, target)
+	prepare()
+	restarted, stopped, up = changeInOneStep(t, c, base, target)
 	if len(restarted) != 5 {
 		t.Errorf("roles whose files change: %v; want all five", restarted)
 	}
 	c.ConfigureClient(t, target)
-	began := time.Now().Add(-up)
+	began = time.Now().Add(-up)
 	if err := c.Smoke(t, "after", "v"); err != nil {
-		t.Fatalf("without Kerberos: %v", err)
+		t.Fatalf("after the change: %v", err)
 	}
 	if err := c.ReadBack(t, "before", written); err != nil {
 		t.Errorf("the rows written before the change: %v", err)
 	}
-	t.Logf("Kerberos off, in one step: %s stopped in %s, all serving again after %s, a client without Kerberos worked again after %s (its own JVM start included)",
-		restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
+	return restarted, stopped, up, began
 }
 
 // changeInOneStep takes a running cluster from base to target in one step, as the operator

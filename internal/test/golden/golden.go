@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -28,4 +31,19 @@ func Check(t testing.TB, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s changed; rerun with -update if intended and review the diff.\ngot:\n%s", name, got)
 	}
+}
+
+// YAML is the objects as one YAML stream, in their order: what a builder's golden file holds.
+func YAML(t testing.TB, objs []client.Object) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	return out.Bytes()
 }
