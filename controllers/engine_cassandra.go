@@ -41,7 +41,7 @@ type cassandraEngine struct {
 	applied *cassandra.Step     // the step the StatefulSet's template runs; nil for a new cluster
 	target  cassandra.Step      // the effective profile as a step
 	step    cassandra.Step      // the step to apply now
-	tunnel  *vpn.Plan           // the step's VPN; nil without one
+	tunnel  *vpn.Plan           // the step's VPN, whose sidecars run; nil without one
 	// atRestKeys: the at-rest keystore's Secret exists and is mounted, also once the profile no
 	// longer encrypts at rest (a segment written encrypted replays only with it).
 	atRestKeys bool
@@ -50,6 +50,9 @@ type cassandraEngine struct {
 }
 
 func (e *cassandraEngine) nodes() int32 { return cassandra.Nodes(e.ds) }
+
+// bound is the tunnel the step's nodes listen in: none while they stand by outside it.
+func (e *cassandraEngine) bound() *vpn.Plan { return cassandra.Bound(e.tunnel, e.step) }
 
 func (e *cassandraEngine) observe(ctx context.Context, s *datastoreScope) error {
 	ds := e.ds
@@ -116,11 +119,6 @@ func (e *cassandraEngine) prepare(ctx context.Context, s *datastoreScope) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("reading Secret %s: %w", datakeys.AtRestSecret(ds), err)
 		}
 	}
-	if e.applied != nil && !reflect.DeepEqual(e.applied.Encryption.VPN, s.resolution.Effective.VPN) {
-		return ctrl.Result{}, r.blockReady(ds, v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn cannot change on a running datastore yet: "+
-			"every node would move to another address in one roll and split the ring. Restore the previous vpn settings (or profile), "+
-			"or create a new datastore with the new profile and move the data to it")
-	}
 	return ctrl.Result{}, r.prepareTunnel(ctx, s, e.tunnel, cassandra.Labels(ds))
 }
 
@@ -168,7 +166,7 @@ func (e *cassandraEngine) apply(ctx context.Context, s *datastoreScope) (status.
 		// The same step with another configuration: how clients authenticate, for one.
 		r.Recorder.Eventf(ds, nil, corev1.EventTypeNormal, "RollingRestart", "ChangeConfiguration",
 			"rolling restart, one node at a time: the nodes' configuration changed (they authenticate clients by %s)",
-			cassandra.Authentication(ds, e.tunnel, e.step, r.Options.clusterDomain()))
+			cassandra.Authentication(ds, e.bound(), e.step, r.Options.clusterDomain()))
 		e.started = true
 	}
 	return e.rollout(s), nil
@@ -234,8 +232,9 @@ func (e *cassandraEngine) converged() bool {
 }
 
 func (e *cassandraEngine) endpoints(s *datastoreScope) []verify.Endpoint {
+	bound := e.bound()
 	eps := verify.CassandraEndpoints(s.pods, s.resolution.Effective,
-		e.tunnel != nil && e.tunnel.CarriesClients(), e.tunnel != nil && e.tunnel.CarriesNodes())
+		bound != nil && bound.CarriesClients(), bound != nil && bound.CarriesNodes())
 	names := cassandra.NamesOf(e.ds)
 	return withIdentities(s.trust, eps, func(pod string) string { return names.Host(pod, e.r.Options.clusterDomain()) })
 }

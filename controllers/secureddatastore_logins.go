@@ -41,7 +41,7 @@ func (r *SecuredDatastoreReconciler) secureLogins(ctx context.Context, s *datast
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	if !cassandra.PasswordAuthentication(ds, e.tunnel) {
+	if !cassandra.PasswordAuthentication(ds, e.bound()) {
 		reason, msg := v1alpha1.ReasonAuthenticationDisabled, "spec.cassandra.authentication is None: any client that reaches the CQL port gets in without a login"
 		if cassandra.PasswordAuthentication(ds, nil) {
 			reason, msg = v1alpha1.ReasonTunnelAuthenticates, "the VPN carries client traffic, so CQL answers tunnel members only and their tunnel keys admit them; Cassandra runs without logins (the operator is no tunnel member and could not replace the default superuser)"

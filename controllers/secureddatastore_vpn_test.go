@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/render/cassandra"
 	"secured.dev/operator/internal/render/hbase"
 	"secured.dev/operator/internal/render/vpn"
 )
@@ -155,19 +157,67 @@ func changeIsRefused(t *testing.T, ds *v1alpha1.SecuredDatastore, change func(*v
 	}).Should(Succeed())
 }
 
-// Turning a running datastore's tunnel off would move every node to another address in one
-// roll; the operator refuses and keeps the running StatefulSet as it is.
-func TestVPNChangeOnRunningDatastoreIsRefused(t *testing.T) {
+// Changing a running Cassandra's tunnel moves every node to another address, so it goes in
+// stages that keep any two nodes in reach of each other: the nodes leave the WireGuard tunnel
+// with its sidecars still up, the sidecars become OpenVPN ones with the nodes on their pod
+// addresses, and then the nodes move into the OpenVPN tunnel, one roll each.
+func TestVPNChangeOnRunningCassandraRollsInStages(t *testing.T) {
 	g := NewWithT(t)
 	ds := vpnDatastore("moving", "default", v1alpha1.VPNWireGuard)
+	ds.Spec.Cassandra.Authentication = v1alpha1.CassandraAuthenticationNone // no node answers: this test is about the rolls
 	create(t, ds)
-	rollOut(t, ds)
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}}
-	changeIsRefused(t, ds, func(d *v1alpha1.SecuredDatastore) {
-		d.Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNNone}
-	},
-		v1alpha1.ReasonVPNChangeUnsupported, "spec.encryption.vpn")
-	g.Expect(get(g, sts).Spec.Template.Spec.InitContainers).To(HaveLen(1), "the tunnel was removed from the running pods")
+	g.Expect(rollOut(t, ds).String()).To(Equal("clientToNode Disabled, nodeToNode plaintext, vpn WireGuard NodeToNode"))
+	for i := range 3 {
+		runningPod(t, ds, i, fmt.Sprintf("127.0.0.%d", 41+i))
+	}
+	g.Eventually(func(g Gomega) { g.Expect(get(g, ds).Status.Phase).To(Equal(v1alpha1.PhaseReady)) }).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		cur := get(g, ds)
+		cur.Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN}
+		g.Expect(env.Client.Update(context.Background(), cur)).To(Succeed())
+	}).Should(Succeed())
+
+	stages := []struct {
+		step, sidecar string
+		inTunnel      bool
+	}{
+		{"clientToNode Disabled, nodeToNode plaintext, vpn WireGuard up, nodes on pod addresses", "WireGuard", false},
+		{"clientToNode Disabled, nodeToNode plaintext, vpn OpenVPN up, nodes on pod addresses", "OpenVPN", false},
+		{"clientToNode Disabled, nodeToNode plaintext, vpn OpenVPN NodeToNode", "OpenVPN", true},
+	}
+	for _, stage := range stages {
+		g.Eventually(func(g Gomega) {
+			sts := statefulSet(g, ds)
+			applied, err := cassandra.AppliedStep(sts)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(applied.String()).To(Equal(stage.step))
+			pod := sts.Spec.Template.Spec
+			g.Expect(pod.InitContainers).To(ContainElement(And(HaveField("Name", "vpn"),
+				HaveField("Env", ContainElement(corev1.EnvVar{Name: "VPN_TYPE", Value: stage.sidecar})))), "every stage runs the sidecar")
+			cassandraEnv := pod.Containers[0].Env
+			cm := runningConfig(g, ds)
+			if stage.inTunnel {
+				g.Expect(cassandraEnv).To(ContainElement(HaveField("Name", "VPN_ADDRESSES")))
+				g.Expect(cm.Data["cassandra.yaml"]).To(ContainSubstring("seeds: 100.80.0.1:7000,100.80.0.2:7000"))
+			} else {
+				g.Expect(cassandraEnv).NotTo(ContainElement(HaveField("Name", "VPN_ADDRESSES")), "a standing-by node binds its tunnel address")
+				g.Expect(cm.Data).NotTo(HaveKey(cassandra.VPNAddressesFile))
+				g.Expect(cm.Data["cassandra.yaml"]).To(ContainSubstring("seeds: moving-0.moving-nodes.default.svc.cluster.local:7000"))
+			}
+		}).Should(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(condition(get(g, ds).Status.Conditions, v1alpha1.ConditionProgressing).Message).To(ContainSubstring(stage.step))
+		}).Should(Succeed())
+		rollOut(t, ds)
+	}
+	g.Eventually(func(g Gomega) {
+		got := get(g, ds)
+		g.Expect(condition(got.Status.Conditions, v1alpha1.ConditionProgressing).Reason).To(Equal("RolledOut"))
+		g.Expect(eventNotes(g, ds, "RollingRestart")).To(ConsistOf(
+			ContainSubstring("vpn WireGuard NodeToNode→WireGuard up, nodes on pod addresses"),
+			ContainSubstring("vpn WireGuard up, nodes on pod addresses→OpenVPN up, nodes on pod addresses"),
+			ContainSubstring("vpn OpenVPN up, nodes on pod addresses→OpenVPN NodeToNode")))
+	}).Should(Succeed())
 }
 
 // An HBase datastore in a WireGuard tunnel (scope All, HBase's only one): every pod of every

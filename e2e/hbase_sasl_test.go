@@ -76,17 +76,7 @@ func TestHBaseSASLLevelsChangeLive(t *testing.T) {
 	if !slices.Equal(steps, want) {
 		t.Errorf("steps %q, want %q", steps, want)
 	}
-	var events corev1.EventList
-	if err := c.List(ctx, &events, client.InNamespace(ns.Name)); err != nil {
-		t.Fatal(err)
-	}
-	rolls := 0
-	for _, e := range events.Items {
-		if e.Reason == "RollingRestart" && e.InvolvedObject.Name == ds.Name && !e.CreationTimestamp.Time.Before(changed.Add(-time.Second)) {
-			rolls += int(max(e.Count, 1))
-			t.Logf("event %s: %s", e.Reason, e.Message)
-		}
-	}
+	rolls := len(datastoreEvents(t, c, ds, "RollingRestart", changed))
 	if rolls != 3 {
 		t.Errorf("%d RollingRestart events after the change, want 3", rolls)
 	}

@@ -84,23 +84,10 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	t.Logf("plaintext 3-node datastore Ready and verified in %s", time.Since(start).Round(time.Second))
 
 	host := cassandra.NamesOf(ds).ClientService() + "." + ns.Name + ".svc"
-	env := map[string]string{
-		"CQL_HOSTS": host + ":9042", "CQL_CONSISTENCY": "QUORUM", "YCSB_RECORD_COUNT": "1000",
+	run := startSteadyYCSB(t, c, ds, map[string]string{
 		"CQL_TLS_PROTOCOL": "TLSv1.3", "CQL_TLS_CIPHER_SUITE": "TLS_AES_128_GCM_SHA256", "CQL_TLS_FALLBACK": "plaintext",
 		"CQL_TLS_CA_FILE": "/etc/secured/ca/ca.crt", "CQL_TLS_SERVER_NAME": host + ".cluster.local",
-	}
-	load := startK6(t, c, ds, "ycsb-load", with(env, map[string]string{"YCSB_PHASE": "load", "CQL_REPLICATION_FACTOR": "3"}))
-	if s := load.wait(t, 5*time.Minute); s.Errors != 0 || s.Operations != 1000 {
-		t.Fatalf("load phase: %d records, %d errors (%s)", s.Operations, s.Errors, s.FirstError)
-	}
-	run := startK6(t, c, ds, "ycsb-run", with(env, map[string]string{
-		"YCSB_PHASE": "run", "YCSB_RATE": fmt.Sprint(liveRate), "YCSB_VUS": "64", "YCSB_DURATION": "60m", "CQL_RETRIES": "5",
-		// Every write recorded, and read back at ALL once the client stops.
-		"YCSB_HISTORY_FILE": historyDir + "/history", "YCSB_VERIFY_WRITES": "true",
-	}))
-	run.waitFor(t, "YCSB run against", 3*time.Minute)
-	clientStart := time.Now()
-	time.Sleep(20 * time.Second) // operations before the first change
+	})
 
 	isClient := func(o v1alpha1.ObservedChannel) bool { return o.Channel == "ClientToNode" }
 	for _, step := range []struct {
@@ -195,8 +182,42 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	waitWire(t, c, ds, began, "node 0 restarted under the new CA", func(v1alpha1.ObservedChannel) error { return nil })
 	t.Logf("node 0 restarted under the new CA and verified in %s", time.Since(began).Round(time.Second))
 
+	s := stopSteadyYCSB(t, run)
+	if s.Connections["plaintext"] == 0 || s.Connections["tls"] == 0 || s.Protocol != "TLSv1.3" || s.Suite != "TLS_AES_128_GCM_SHA256" {
+		t.Errorf("connections %v, last session %s %s; want plaintext ones before TLS and TLS ones after, TLSv1.3 TLS_AES_128_GCM_SHA256", s.Connections, s.Protocol, s.Suite)
+	}
+}
+
+// startSteadyYCSB loads 1,000 records into the datastore and starts the application the live
+// changes are judged by: the k6 client at liveRate (YCSB workload A, QUORUM, RF 3), retrying a
+// statement on another node, every write recorded to be read back at ALL once it stops; extra
+// adds to its environment (TLS offers). It returns once the client has run for 20 s, the
+// operations before the first change.
+func startSteadyYCSB(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, extra map[string]string) *k6Client {
+	t.Helper()
+	host := cassandra.NamesOf(ds).ClientService() + "." + ds.Namespace + ".svc"
+	env := with(map[string]string{"CQL_HOSTS": host + ":9042", "CQL_CONSISTENCY": "QUORUM", "YCSB_RECORD_COUNT": "1000"}, extra)
+	load := startK6(t, c, ds, "ycsb-load", with(env, map[string]string{"YCSB_PHASE": "load", "CQL_REPLICATION_FACTOR": "3"}))
+	if s := load.wait(t, 5*time.Minute); s.Errors != 0 || s.Operations != 1000 {
+		t.Fatalf("load phase: %d records, %d errors (%s)", s.Operations, s.Errors, s.FirstError)
+	}
+	run := startK6(t, c, ds, "ycsb-run", with(env, map[string]string{
+		"YCSB_PHASE": "run", "YCSB_RATE": fmt.Sprint(liveRate), "YCSB_VUS": "64", "YCSB_DURATION": "60m", "CQL_RETRIES": "5",
+		"YCSB_HISTORY_FILE": historyDir + "/history", "YCSB_VERIFY_WRITES": "true",
+	}))
+	run.waitFor(t, "YCSB run against", 3*time.Minute)
+	run.started = time.Now()
+	time.Sleep(20 * time.Second)
+	return run
+}
+
+// stopSteadyYCSB stops the client startSteadyYCSB started and checks the application's view of
+// the changes: not one operation failed or started late, the rate held, and every
+// acknowledged write reads back intact.
+func stopSteadyYCSB(t *testing.T, run *k6Client) benchresult.Summary {
+	t.Helper()
 	s := run.stop(t)
-	elapsed := time.Since(clientStart)
+	elapsed := time.Since(run.started)
 	t.Logf("client: %d operations in %s (%.1f ops/s), %d failed, %d not started in time; %s %s; connections %v",
 		s.Operations, elapsed.Round(time.Second), float64(s.Operations)/elapsed.Seconds(), s.Errors, s.DroppedIterations, s.Protocol, s.Suite, s.Connections)
 	for _, l := range s.Latencies {
@@ -220,9 +241,7 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 			t.Errorf("acknowledged writes not found intact (first: %s)", w.FirstProblem)
 		}
 	}
-	if s.Connections["plaintext"] == 0 || s.Connections["tls"] == 0 || s.Protocol != "TLSv1.3" || s.Suite != "TLS_AES_128_GCM_SHA256" {
-		t.Errorf("connections %v, last session %s %s; want plaintext ones before TLS and TLS ones after, TLSv1.3 TLS_AES_128_GCM_SHA256", s.Connections, s.Protocol, s.Suite)
-	}
+	return s
 }
 
 // waitNewCA waits until cert-manager has issued a CA other than oldCA and the datastore's trust
@@ -360,11 +379,12 @@ func with(base, extra map[string]string) map[string]string {
 const historyDir = "/var/run/ycsb"
 
 type k6Client struct {
-	c    client.Client
-	pod  *corev1.Pod
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
+	c       client.Client
+	started time.Time // when the run phase began to count
+	pod     *corev1.Pod
+	mu      sync.Mutex
+	out     bytes.Buffer
+	done    chan struct{}
 }
 
 // startK6 runs bench/k6/ycsb.js in a pod of the datastore's namespace under the restricted Pod

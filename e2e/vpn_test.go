@@ -195,3 +195,66 @@ func TestHBaseTunnelSwitchedOnLive(t *testing.T) {
 	benchmarkDatastore(t, c, ds, "", "")
 	benchmarkedThroughTheTunnel(t, c, ds, "100.80.0.5:16020")
 }
+
+// A live 3-node plaintext Cassandra goes into the shipped WireGuard tunnel (NodeToNode) in the
+// operator's stages (sidecars up with the nodes on their pod addresses, then the nodes moved
+// into the tunnel) while the fixed-rate client runs YCSB A at QUORUM: no operation fails or
+// starts late, every acknowledged write reads back, and the wire probe then finds the internode
+// port closed on every pod address.
+func TestCassandraTunnelSwitchedOnLiveUnderLoad(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	ns := testNamespace(t, c, "cassandra-vpn-live", "privileged")
+	applyProfile(t, c, "wireguard")
+	ds := plaintextTrio("ledger", ns.Name)
+	start := time.Now()
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, c, ds, start, "ready")
+	waitVerified(t, c, ds)
+	t.Logf("plaintext 3-node datastore Ready and verified in %s", time.Since(start).Round(time.Second))
+
+	run := startSteadyYCSB(t, c, ds, nil)
+	began := time.Now()
+	patch := client.MergeFrom(ds.DeepCopy())
+	ds.Spec.Encryption.ProfileRef, ds.Spec.Encryption.EncryptionSettings = "wireguard", v1alpha1.EncryptionSettings{}
+	if err := c.Patch(ctx, ds, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitWire(t, c, ds, began, "internode in the WireGuard tunnel", func(o v1alpha1.ObservedChannel) error {
+		if o.Channel == "NodeToNode" && (o.PlaintextAccepted == nil || *o.PlaintextAccepted || len(o.Protocols) > 0) {
+			return fmt.Errorf("%s %s still answers on the pod address: plaintext %v, TLS %v", o.Channel, o.Endpoint, ptr.Deref(o.PlaintextAccepted, false), o.Protocols)
+		}
+		return nil
+	})
+	run.alive(t)
+	t.Logf("WireGuard tunnel rolled out in stages, Ready and verified %s after the change: %s", time.Since(began).Round(time.Second),
+		meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified).Message)
+	rolls := datastoreEvents(t, c, ds, "RollingRestart", began)
+	if len(rolls) != 2 || !strings.Contains(strings.Join(rolls, "\n"), "vpn none→WireGuard up, nodes on pod addresses") {
+		t.Errorf("rolls %q; want two: the sidecars with the nodes on their pod addresses, then the nodes into the tunnel", rolls)
+	}
+	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
+	stopSteadyYCSB(t, run)
+}
+
+// datastoreEvents are the messages of the datastore's events of reason since a time, one per
+// occurrence, logged.
+func datastoreEvents(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, reason string, since time.Time) []string {
+	t.Helper()
+	var events corev1.EventList
+	if err := c.List(context.Background(), &events, client.InNamespace(ds.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range events.Items {
+		if e.Reason == reason && e.InvolvedObject.Name == ds.Name && !e.CreationTimestamp.Time.Before(since.Add(-time.Second)) {
+			for range max(e.Count, 1) {
+				out = append(out, e.Message)
+			}
+			t.Logf("event %s: %s", e.Reason, e.Message)
+		}
+	}
+	return out
+}

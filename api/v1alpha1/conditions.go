@@ -76,8 +76,6 @@ const (
 	// ReasonNoTunnelKeyServer: a VPN profile, but the operator runs without the key server its
 	// sidecars fetch their keys from.
 	ReasonNoTunnelKeyServer = "NoTunnelKeyServer"
-	// ReasonVPNChangeUnsupported: spec.encryption.vpn changed on a running Cassandra datastore.
-	ReasonVPNChangeUnsupported = "VPNChangeUnsupported"
 	// ReasonVolumeEncryptionChangeUnsupported: atRest.volume turned on or off on a running
 	// datastore, whose data is already on its volumes in the other form.
 	ReasonVolumeEncryptionChangeUnsupported = "VolumeEncryptionChangeUnsupported"

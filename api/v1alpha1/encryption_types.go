@@ -284,7 +284,6 @@ type OpenVPNSettings struct {
 	Cipher string `json:"cipher,omitempty"`
 }
 
-// VPNSettings puts datastore traffic in a tunnel run by a sidecar next to each node. The
 // AtRestEncryption protects data on disk: from a stolen or reused disk, a copied volume
 // snapshot, a backup of the data directories.
 type AtRestEncryption struct {
@@ -380,8 +379,11 @@ type ClientSideEncryption struct {
 	Fields *int32 `json:"fields,omitempty"`
 }
 
+// VPNSettings puts datastore traffic in a tunnel run by a sidecar next to each node. The
 // sidecar needs NET_ADMIN and /dev/net/tun, so the namespace's Pod Security admission must
-// allow them (baseline does not).
+// allow them (baseline does not). A change on a running Cassandra rolls in stages that keep
+// it serving (the sidecars first, with the nodes on their pod addresses, then the nodes into
+// the tunnel); on a running HBase every role restarts at once under its new address.
 // +kubebuilder:validation:XValidation:rule="!has(self.openvpn) || !has(self.type) || self.type == 'OpenVPN'",message="openvpn settings apply only to type OpenVPN: set type: OpenVPN or remove openvpn",fieldPath=".openvpn"
 type VPNSettings struct {
 	// type of tunnel: None, WireGuard (kernel module when the node has it, wireguard-go

@@ -1,7 +1,8 @@
 // Command cql-client checks a Cassandra datastore from inside the cluster the way an
 // application would: it connects over TLS with the datastore's CA, writes a row at consistency
 // ALL, reads it back and prints what it negotiated. It exits non-zero on any failure. The e2e
-// tests run it as a Job.
+// tests run it as a Job. With --rate it is instead a steady client that writes at a fixed rate
+// while a datastore changes under it, and reports what failed (steady.go).
 package main
 
 import (
@@ -30,19 +31,23 @@ func main() {
 		login    = flag.String("login", "", "directory with the files username and password (a datastore's login Secret, mounted); empty connects without a login")
 		certOnly = flag.Bool("certificate-login", false, "log in by the client certificate alone (nodes that authenticate by certificate); needs --cert")
 		expect   = flag.String("expect", "", "write nothing: read the row an earlier run wrote and check it holds this value")
+		steadyOp steadyOptions
 	)
+	flag.Float64Var(&steadyOp.rate, "rate", 0, "write this many rows per second at QUORUM, as an application would, until --for has passed or --stop-file exists; then read every acknowledged row back and print a summary (0: the one-row check)")
+	flag.DurationVar(&steadyOp.limit, "for", 10*time.Minute, "with --rate: the longest the writes go on")
+	flag.StringVar(&steadyOp.stopFile, "stop-file", "", "with --rate: stop writing once this file exists")
 	flag.Parse()
 	if *certOnly && (*certFile == "" || *login != "") {
 		fmt.Fprintln(os.Stderr, "cql-client: --certificate-login needs --cert and no --login")
 		os.Exit(2)
 	}
-	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login, *expect, *certOnly); err != nil {
+	if err := run(*hosts, *caFile, *certFile, *keyFile, *minTLS, *rf, *value, *login, *expect, *certOnly, steadyOp); err != nil {
 		fmt.Fprintln(os.Stderr, "cql-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, expect string, certOnly bool) error {
+func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, expect string, certOnly bool, steadyOp steadyOptions) error {
 	if hosts == "" {
 		return fmt.Errorf("--hosts is required")
 	}
@@ -90,6 +95,9 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, 
 		}
 		cluster.SslOpts = &gocql.SslOptions{Config: cfg}
 	}
+	if steadyOp.rate > 0 {
+		steadyOp.configure(cluster)
+	}
 	session, err := cluster.CreateSession()
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", hosts, err)
@@ -113,6 +121,9 @@ func run(hosts, caFile, certFile, keyFile, minTLS string, rf int, value, login, 
 		if err := session.Query(q).Exec(); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
+	}
+	if steadyOp.rate > 0 {
+		return steady(session, steadyOp, os.Stdout)
 	}
 	if value == "" {
 		value = fmt.Sprintf("written at %s", time.Now().UTC().Format(time.RFC3339Nano))

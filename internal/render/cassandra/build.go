@@ -76,16 +76,16 @@ func Build(c Cluster) (Objects, error) {
 		// line of cassandra-rackdc.properties.
 		return Objects{}, fmt.Errorf("spec.cassandra.datacenter %q: use letters, digits, '-' and '_' only, at most 48, starting with a letter or digit", dc)
 	}
-	auth := Authentication(ds, c.Tunnel, c.Step, c.ClusterDomain)
+	bound := Bound(c.Tunnel, c.Step)
+	auth := Authentication(ds, bound, c.Step, c.ClusterDomain)
 	layout := PodLayout
 	if podtemplate.EncryptsVolume(c.Step.Encryption) {
 		layout.DataDir = EncryptedDataDir
 	}
 	t := Topology{ClusterName: ds.Name, Datacenter: dc, Seeds: Seeds(ds, c.ClusterDomain), Layout: layout, AtRestKeys: c.AtRestSecret != "",
 		PasswordAuthentication: auth != AuthenticationNone, CertificateAuthentication: auth == AuthenticationCertificate}
-	tunnel := c.Tunnel
-	if tunnel != nil && tunnel.CarriesNodes() {
-		t.Seeds = TunnelSeeds(*tunnel)
+	if bound != nil && bound.CarriesNodes() {
+		t.Seeds = TunnelSeeds(*bound)
 	}
 	yaml, err := Config(t, c.Step)
 	if err != nil {
@@ -97,8 +97,8 @@ func Build(c Cluster) (Objects, error) {
 		"cassandra-rackdc.properties": string(RackDC(t)),
 		"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topologyOf(ds)), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
 	}
-	if tunnel != nil {
-		data[VPNAddressesFile] = string(tunnel.Addresses())
+	if bound != nil {
+		data[VPNAddressesFile] = string(bound.Addresses())
 	}
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -116,7 +116,7 @@ func Build(c Cluster) (Objects, error) {
 		ClientService:   clientService(ds, n),
 		StatefulSet:     sts,
 		Budget:          budget(ds),
-		NetworkPolicy:   networkPolicy(ds, c.OperatorNamespace, tunnel),
+		NetworkPolicy:   networkPolicy(ds, c.OperatorNamespace, c.Tunnel),
 	}, nil
 }
 

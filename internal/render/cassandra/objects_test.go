@@ -52,11 +52,17 @@ func sampleDatastore(t *testing.T, file string) (*v1alpha1.SecuredDatastore, v1a
 
 func build(t *testing.T, ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption) Objects {
 	t.Helper()
-	tunnel, err := Tunnel(ds, Target(enc), "cluster.local")
+	return buildStep(t, ds, Target(enc))
+}
+
+func buildStep(t *testing.T, ds *v1alpha1.SecuredDatastore, step Step) Objects {
+	t.Helper()
+	enc := step.Encryption
+	tunnel, err := Tunnel(ds, step, "cluster.local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Cluster{Datastore: ds, Step: Target(enc), Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
+	c := Cluster{Datastore: ds, Step: step, Image: "secured.dev/cassandra:5.0.6", ClusterDomain: "cluster.local", VPNImage: "secured.dev/vpn:test",
 		VolumeEncryptionImage: "secured.dev/volume-encryption:test",
 		KeyServer:             vpn.KeyServer{URL: "https://keys.secured-system.svc:9444/v1/tunnel-key"},
 		OperatorNamespace:     "secured-system", Tunnel: tunnel, CertSecret: certs.NodeSecret(ds), TrustConfigMap: certs.TrustConfigMap(ds)}
@@ -188,6 +194,45 @@ func TestVPNSidecarAsksForNetAdminAndTunOnly(t *testing.T) {
 	}
 	if got := spec.Containers[0].ReadinessProbe.TCPSocket; got == nil {
 		t.Errorf("CQL stays on the pod address (scope NodeToNode) but its probe changed: %+v", spec.Containers[0].ReadinessProbe)
+	}
+}
+
+// Standing by, a node runs the tunnel's sidecar and the NetworkPolicy admits the tunnel, but
+// Cassandra stays where it was: on the pod's address for both channels, with the seeds' host
+// names and passwords (clients are not in the tunnel yet), probed there.
+func TestTunnelStandbyKeepsNodesOnPodAddresses(t *testing.T) {
+	ds, enc := sampleDatastore(t, "secureddatastore-cassandra-wireguard.yaml")
+	enc.VPN.Scope = v1alpha1.VPNScopeAll // in the tunnel, clients would log in by their tunnel keys
+	objs := buildStep(t, ds, Step{Encryption: enc, TunnelStandby: true})
+	spec := objs.StatefulSet.Spec.Template.Spec
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Name != "vpn" {
+		t.Fatalf("standing by, the node runs no tunnel sidecar: %+v", spec.InitContainers)
+	}
+	for _, e := range spec.Containers[0].Env {
+		if strings.HasPrefix(e.Name, "VPN_") {
+			t.Errorf("standing by, Cassandra is told about the tunnel (%s), and its launcher would bind the tunnel address", e.Name)
+		}
+	}
+	if _, ok := objs.ConfigMap.Data[VPNAddressesFile]; ok {
+		t.Error("standing by, the configuration carries the tunnel's address table")
+	}
+	yaml := objs.ConfigMap.Data["cassandra.yaml"]
+	for _, want := range []string{"seeds: ledger-0.ledger-nodes.shop.svc.cluster.local:7000", "authenticator: PasswordAuthenticator"} {
+		if !strings.Contains(yaml, want) {
+			t.Errorf("standing by, cassandra.yaml lacks %q:\n%s", want, yaml)
+		}
+	}
+	if c := spec.Containers[0]; c.ReadinessProbe.TCPSocket == nil || c.LivenessProbe.TCPSocket == nil {
+		t.Errorf("standing by, the probes do not dial the pod's address: %+v %+v", c.ReadinessProbe, c.LivenessProbe)
+	}
+	udp := false
+	for _, rule := range objs.NetworkPolicy.Spec.Ingress {
+		for _, p := range rule.Ports {
+			udp = udp || (p.Protocol != nil && *p.Protocol == corev1.ProtocolUDP)
+		}
+	}
+	if !udp {
+		t.Error("standing by, the NetworkPolicy closes the tunnel's ports: a node moving into the tunnel could not reach this one")
 	}
 }
 

@@ -141,7 +141,7 @@ func cassandraContainer(c Cluster) corev1.Container {
 		}
 	}
 	cqlProbe, internodeProbe := podtemplate.TCPProbe("cql"), podtemplate.TCPProbe("internode")
-	if t := c.Tunnel; t != nil {
+	if t := Bound(c.Tunnel, c.Step); t != nil {
 		env = append(env, vpn.Env(*t, renderedConfDir+"/"+VPNAddressesFile)...)
 		// A port in the tunnel is closed on the pod's address, where the kubelet dials.
 		inTunnel := func(port int) corev1.ProbeHandler {

@@ -1,7 +1,9 @@
 package cassandra
 
 import (
+	"cmp"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -19,6 +21,12 @@ type Step struct {
 	// (internode_encryption none, optional true). The first stage of enabling internode TLS and
 	// the last of disabling it: no node may send TLS before every node can receive it.
 	InternodeInboundOnly bool `json:"internodeInboundOnly,omitempty"`
+	// TunnelStandby: every node runs the step's tunnel sidecar and is a member at its tunnel
+	// address, but Cassandra stays on the pod's address. The stage before nodes move into a
+	// tunnel and after they leave one: while nodes move one at a time, a node still outside
+	// reaches a moved one through its own sidecar, and a moved one reaches the others at their
+	// pod addresses (Cassandra dials without binding its listen address).
+	TunnelStandby bool `json:"tunnelStandby,omitempty"`
 }
 
 // Target is the step that runs the effective profile as it is.
@@ -57,6 +65,9 @@ func Next(applied *Step, desired v1alpha1.EffectiveEncryption) Step {
 	if applied == nil {
 		return Target(desired)
 	}
+	if next, moving := nextTunnel(*applied, desired.VPN); moving {
+		return next
+	}
 	next := Step{Encryption: desired}
 	next.Encryption.ClientToNode = nextClient(applied.Encryption.ClientToNode, desired.ClientToNode)
 
@@ -89,6 +100,46 @@ func Next(applied *Step, desired v1alpha1.EffectiveEncryption) Step {
 	return next
 }
 
+// nextTunnel is the next stage of a vpn change, which goes first and alone, since every node
+// changes its address: leave the tunnel (standby), swap sidecars with nodes on their pod
+// addresses, move into the new tunnel. moving is false once the tunnel is as desired.
+func nextTunnel(applied Step, desired *v1alpha1.VPNSettings) (next Step, moving bool) {
+	from, to := tunnelOf(applied.Encryption.VPN), tunnelOf(desired)
+	next = applied
+	switch {
+	case reflect.DeepEqual(from, to) && applied.TunnelStandby:
+		next.TunnelStandby = false
+	case reflect.DeepEqual(from, to):
+		return applied, false
+	case from != nil && !applied.TunnelStandby:
+		next.TunnelStandby = true
+	default:
+		next.Encryption.VPN, next.TunnelStandby = desired, to != nil
+	}
+	return next, true
+}
+
+// tunnelOf is a step's tunnel settings, nil without one (none, or not set).
+func tunnelOf(v *v1alpha1.VPNSettings) *v1alpha1.VPNSettings {
+	if v == nil || v.Type == "" || v.Type == v1alpha1.VPNNone {
+		return nil
+	}
+	return v
+}
+
+// tunnelStage names a step's place in a tunnel: "none", "WireGuard NodeToNode" (nodes in it)
+// or "WireGuard up, nodes on pod addresses" (standby).
+func (s Step) tunnelStage() string {
+	v := tunnelOf(s.Encryption.VPN)
+	switch {
+	case v == nil:
+		return "none"
+	case s.TunnelStandby:
+		return string(v.Type) + " up, nodes on pod addresses"
+	}
+	return string(v.Type) + " " + string(cmp.Or(v.Scope, v1alpha1.VPNScopeNodeToNode))
+}
+
 func nextClient(applied, desired v1alpha1.EffectiveChannel) v1alpha1.EffectiveChannel {
 	from, to := clientLevel(applied.Mode), clientLevel(desired.Mode)
 	if from-to < 2 && to-from < 2 {
@@ -106,7 +157,11 @@ var internodeLevelNames = []string{"plaintext", "accept TLS, send plaintext", "T
 
 // String names the step: "clientToNode Optional, nodeToNode accept TLS, send plaintext".
 func (s Step) String() string {
-	return fmt.Sprintf("clientToNode %s, nodeToNode %s", s.Encryption.ClientToNode.Mode, internodeLevelNames[s.internodeLevel()])
+	name := fmt.Sprintf("clientToNode %s, nodeToNode %s", s.Encryption.ClientToNode.Mode, internodeLevelNames[s.internodeLevel()])
+	if tunnelOf(s.Encryption.VPN) != nil {
+		name += ", vpn " + s.tunnelStage()
+	}
+	return name
 }
 
 // Describe says what a step changes, for Progressing and events: "clientToNode Disabled→Optional,
@@ -121,6 +176,9 @@ func Describe(applied *Step, next Step) string {
 	}
 	if a, n := applied.internodeLevel(), next.internodeLevel(); a != n {
 		parts = append(parts, fmt.Sprintf("nodeToNode %s→%s", internodeLevelNames[a], internodeLevelNames[n]))
+	}
+	if a, n := applied.tunnelStage(), next.tunnelStage(); a != n {
+		parts = append(parts, fmt.Sprintf("vpn %s→%s", a, n))
 	}
 	if len(parts) == 0 {
 		return "protocols, cipher suites or engine"

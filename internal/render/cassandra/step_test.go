@@ -20,6 +20,11 @@ func profile(ar, rr v1alpha1.ChannelMode) v1alpha1.EffectiveEncryption {
 	return v1alpha1.EffectiveEncryption{ClientToNode: channel(ar, "TLS_AES_128_GCM_SHA256"), NodeToNode: channel(rr, "TLS_AES_128_GCM_SHA256")}
 }
 
+func tunnelled(e v1alpha1.EffectiveEncryption, typ v1alpha1.VPNType) v1alpha1.EffectiveEncryption {
+	e.VPN = &v1alpha1.VPNSettings{Type: typ, Scope: v1alpha1.VPNScopeNodeToNode}
+	return e
+}
+
 // walk applies Next until the target is reached and returns the steps it rolled, described.
 func walk(t *testing.T, from Step, to v1alpha1.EffectiveEncryption) []string {
 	t.Helper()
@@ -29,8 +34,8 @@ func walk(t *testing.T, from Step, to v1alpha1.EffectiveEncryption) []string {
 		if reflect.DeepEqual(applied, Target(to)) {
 			return steps
 		}
-		if i == 5 {
-			t.Fatalf("no convergence after 5 rolls: %v", steps)
+		if i == 6 {
+			t.Fatalf("no convergence after 6 rolls: %v", steps)
 		}
 		next := Next(&applied, to)
 		steps = append(steps, Describe(&applied, next))
@@ -62,6 +67,26 @@ func TestNextRollsOneLevelAtATime(t *testing.T) {
 		}},
 		{"client only", profile(off, req), profile(req, req), []string{"clientToNode Disabled→Optional", "clientToNode Optional→Required"}},
 		{"one step is one roll", profile(opt, req), profile(req, req), []string{"clientToNode Optional→Required"}},
+		{"tunnel on", profile(off, off), tunnelled(profile(off, off), v1alpha1.VPNWireGuard), []string{
+			"vpn none→WireGuard up, nodes on pod addresses",
+			"vpn WireGuard up, nodes on pod addresses→WireGuard NodeToNode",
+		}},
+		{"tunnel off", tunnelled(profile(off, off), v1alpha1.VPNOpenVPN), profile(off, off), []string{
+			"vpn OpenVPN NodeToNode→OpenVPN up, nodes on pod addresses",
+			"vpn OpenVPN up, nodes on pod addresses→none",
+		}},
+		{"another tunnel", tunnelled(profile(off, off), v1alpha1.VPNWireGuard), tunnelled(profile(off, off), v1alpha1.VPNOpenVPN), []string{
+			"vpn WireGuard NodeToNode→WireGuard up, nodes on pod addresses",
+			"vpn WireGuard up, nodes on pod addresses→OpenVPN up, nodes on pod addresses",
+			"vpn OpenVPN up, nodes on pod addresses→OpenVPN NodeToNode",
+		}},
+		{"tunnel first, then TLS", profile(off, off), tunnelled(profile(off, req), v1alpha1.VPNWireGuard), []string{
+			"vpn none→WireGuard up, nodes on pod addresses",
+			"vpn WireGuard up, nodes on pod addresses→WireGuard NodeToNode",
+			"nodeToNode plaintext→accept TLS, send plaintext",
+			"nodeToNode accept TLS, send plaintext→TLS optional",
+			"nodeToNode TLS optional→TLS required",
+		}},
 		{"suite change", profile(req, req), v1alpha1.EffectiveEncryption{ClientToNode: channel(req, "TLS_AES_256_GCM_SHA384"), NodeToNode: channel(req, "TLS_AES_128_GCM_SHA256")},
 			[]string{"protocols, cipher suites or engine"}},
 	} {

@@ -39,3 +39,12 @@ func Tunnel(ds *v1alpha1.SecuredDatastore, step Step, domain string) (*vpn.Plan,
 	}
 	return &p, nil
 }
+
+// Bound is the tunnel a step's nodes listen in: the step's tunnel, or nil while they stand by
+// outside it (TunnelStandby), running its sidecar but staying on the pod's address.
+func Bound(tunnel *vpn.Plan, step Step) *vpn.Plan {
+	if step.TunnelStandby {
+		return nil
+	}
+	return tunnel
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,6 +32,9 @@ type Host struct {
 // underlay addresses: 10.77.0.0/24 exists only inside the test's namespaces.
 var underlay = netip.MustParsePrefix("10.77.0.0/24")
 
+// networks numbers the networks of this test process.
+var networks atomic.Int32
+
 // NewNetwork creates the bridge namespace. It needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN)
 // and iproute2.
 func NewNetwork(t testing.TB) *Network {
@@ -38,7 +42,8 @@ func NewNetwork(t testing.TB) *Network {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Fatalf("network namespaces need iproute2 (make prereqs installs it): %v", err)
 	}
-	nw := &Network{prefix: fmt.Sprintf("sdt%d", os.Getpid()%100000)}
+	// Tests in parallel get networks of their own.
+	nw := &Network{prefix: fmt.Sprintf("sdt%d-%d", os.Getpid()%100000, networks.Add(1))}
 	nw.bridge = nw.prefix + "-wire"
 	t.Cleanup(func() { nw.remove(t) })
 	run(t, "ip", "netns", "add", nw.bridge)

@@ -122,6 +122,13 @@ func (p *process) markStopped() {
 	}
 }
 
+// stoppedByTest reports whether the test stopped or killed the process.
+func (p *process) stoppedByTest() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped > 0
+}
+
 // stop ends the process group: SIGTERM, then SIGKILL after 20 s.
 func (p *process) stop() {
 	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
