@@ -63,6 +63,21 @@ func plaintextTrio(name, namespace string) *v1alpha1.SecuredDatastore {
 	}
 }
 
+// createPlaintextTrio creates plaintextTrio(name, namespace) and waits until it is Ready and
+// its wire verified.
+func createPlaintextTrio(t *testing.T, c client.Client, name, namespace string) *v1alpha1.SecuredDatastore {
+	t.Helper()
+	ds := plaintextTrio(name, namespace)
+	start := time.Now()
+	if err := c.Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, c, ds, start, "ready")
+	waitVerified(t, c, ds)
+	t.Logf("plaintext 3-node datastore Ready and verified in %s", time.Since(start).Round(time.Second))
+	return ds
+}
+
 // An application's view of the operator's promises. A 3-node plaintext Cassandra serves a k6
 // client at a fixed rate (YCSB workload A, QUORUM, RF 3; the client offers TLS 1.3 first and
 // falls back to plaintext where a node does not speak it yet, retries a statement on another
@@ -74,14 +89,7 @@ func TestTLSEnablementAndCertificateRotationUnderLoadFailNoOperation(t *testing.
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "live", "restricted")
-	ds := plaintextTrio("payments", ns.Name)
-	start := time.Now()
-	if err := c.Create(ctx, ds); err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, c, ds, start, "ready")
-	waitVerified(t, c, ds)
-	t.Logf("plaintext 3-node datastore Ready and verified in %s", time.Since(start).Round(time.Second))
+	ds := createPlaintextTrio(t, c, "payments", ns.Name)
 
 	host := cassandra.NamesOf(ds).ClientService() + "." + ns.Name + ".svc"
 	run := startSteadyYCSB(t, c, ds, map[string]string{

@@ -196,46 +196,59 @@ func TestHBaseTunnelSwitchedOnLive(t *testing.T) {
 	benchmarkedThroughTheTunnel(t, c, ds, "100.80.0.5:16020")
 }
 
-// A live 3-node plaintext Cassandra goes into the shipped WireGuard tunnel (NodeToNode) in the
-// operator's stages (sidecars up with the nodes on their pod addresses, then the nodes moved
-// into the tunnel) while the fixed-rate client runs YCSB A at QUORUM: no operation fails or
-// starts late, every acknowledged write reads back, and the wire probe then finds the internode
-// port closed on every pod address.
-func TestCassandraTunnelSwitchedOnLiveUnderLoad(t *testing.T) {
+// A live 3-node plaintext Cassandra goes into the shipped WireGuard tunnel (NodeToNode) and out
+// of it again, in the operator's stages (sidecars up with the nodes on their pod addresses,
+// then the nodes moved into the tunnel; back the same way), while the fixed-rate client runs
+// YCSB A at QUORUM: no operation fails or starts late, and every acknowledged write reads
+// back. In the tunnel the wire probe, which is outside it, finds the internode port refused on
+// every pod address; out of it, plaintext there again.
+func TestCassandraTunnelSwitchedOnAndOffLiveUnderLoad(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "cassandra-vpn-live", "privileged")
 	applyProfile(t, c, "wireguard")
-	ds := plaintextTrio("ledger", ns.Name)
-	start := time.Now()
-	if err := c.Create(ctx, ds); err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, c, ds, start, "ready")
-	waitVerified(t, c, ds)
-	t.Logf("plaintext 3-node datastore Ready and verified in %s", time.Since(start).Round(time.Second))
-
+	ds := createPlaintextTrio(t, c, "ledger", ns.Name)
 	run := startSteadyYCSB(t, c, ds, nil)
-	began := time.Now()
-	patch := client.MergeFrom(ds.DeepCopy())
-	ds.Spec.Encryption.ProfileRef, ds.Spec.Encryption.EncryptionSettings = "wireguard", v1alpha1.EncryptionSettings{}
-	if err := c.Patch(ctx, ds, patch); err != nil {
-		t.Fatal(err)
-	}
-	waitWire(t, c, ds, began, "internode in the WireGuard tunnel", func(o v1alpha1.ObservedChannel) error {
-		if o.Channel == "NodeToNode" && (o.PlaintextAccepted == nil || *o.PlaintextAccepted || len(o.Protocols) > 0) {
-			return fmt.Errorf("%s %s still answers on the pod address: plaintext %v, TLS %v", o.Channel, o.Endpoint, ptr.Deref(o.PlaintextAccepted, false), o.Protocols)
+
+	internodeOnPodAddress := func(open bool) func(o v1alpha1.ObservedChannel) error {
+		return func(o v1alpha1.ObservedChannel) error {
+			if o.Channel != "NodeToNode" {
+				return nil
+			}
+			refused := strings.Contains(o.Error, "connection refused") && o.PlaintextAccepted == nil && len(o.Protocols) == 0
+			if open == refused || (open && !ptr.Deref(o.PlaintextAccepted, false)) {
+				return fmt.Errorf("%s on the pod address: plaintext %v, TLS %v, error %q; want it %s", o.Endpoint,
+					ptr.Deref(o.PlaintextAccepted, false), o.Protocols, o.Error, map[bool]string{true: "accepting plaintext", false: "refused"}[open])
+			}
+			return nil
 		}
-		return nil
-	})
-	run.alive(t)
-	t.Logf("WireGuard tunnel rolled out in stages, Ready and verified %s after the change: %s", time.Since(began).Round(time.Second),
-		meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified).Message)
-	rolls := datastoreEvents(t, c, ds, "RollingRestart", began)
-	if len(rolls) != 2 || !strings.Contains(strings.Join(rolls, "\n"), "vpn none→WireGuard up, nodes on pod addresses") {
-		t.Errorf("rolls %q; want two: the sidecars with the nodes on their pod addresses, then the nodes into the tunnel", rolls)
 	}
-	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
+	for _, change := range []struct {
+		name       string
+		encryption v1alpha1.DatastoreEncryption
+		open       bool
+		firstRoll  string
+	}{
+		{"into the WireGuard tunnel", v1alpha1.DatastoreEncryption{ProfileRef: "wireguard"}, false, "vpn none→WireGuard up, nodes on pod addresses"},
+		{"out of the tunnel", liveEncryption(v1alpha1.ChannelDisabled), true, "vpn WireGuard NodeToNode→WireGuard up, nodes on pod addresses"},
+	} {
+		began := time.Now()
+		patch := client.MergeFrom(ds.DeepCopy())
+		ds.Spec.Encryption = change.encryption
+		if err := c.Patch(ctx, ds, patch); err != nil {
+			t.Fatal(err)
+		}
+		waitWire(t, c, ds, began, "internode "+change.name, internodeOnPodAddress(change.open))
+		run.alive(t)
+		t.Logf("%s: rolled out in stages, Ready and verified %s after the change: %s", change.name, time.Since(began).Round(time.Second),
+			meta.FindStatusCondition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified).Message)
+		if rolls := datastoreEvents(t, c, ds, "RollingRestart", began); len(rolls) != 2 || !strings.Contains(rolls[0]+rolls[1], change.firstRoll) {
+			t.Errorf("%s: rolls %q; want two, one of them %q", change.name, rolls, change.firstRoll)
+		}
+		if !change.open {
+			eachMemberHoldsOnlyItsOwnKey(t, c, ds)
+		}
+	}
 	stopSteadyYCSB(t, run)
 }
 
