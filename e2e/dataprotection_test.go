@@ -208,20 +208,10 @@ func waitJob(t *testing.T, c client.Client, job *batchv1.Job) {
 func TestHBaseDataProtectedAtRestAndInTheClient(t *testing.T) {
 	c := newClient(t)
 	ns := testNamespace(t, c, "hbase-data", "restricted")
-	off := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "sealedlog", Namespace: ns.Name},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine: v1alpha1.EngineHBase,
-			HBase:  &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
-			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
-				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: off},
-				NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: off},
-				AtRest:       &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{}},
-				ClientSide:   &v1alpha1.ClientSideEncryption{Signature: v1alpha1.ClientEd25519, Fields: ptr.To[int32](5)},
-			}},
-		},
-	}
+	enc := liveEncryption(v1alpha1.ChannelDisabled)
+	enc.AtRest = &v1alpha1.AtRestEncryption{Engine: &v1alpha1.EngineAtRest{}}
+	enc.ClientSide = &v1alpha1.ClientSideEncryption{Signature: v1alpha1.ClientEd25519, Fields: ptr.To[int32](5)}
+	ds := smallHBase("sealedlog", ns.Name, enc)
 	t.Logf("HBase with at-rest and client-side protection Ready in %s", createHBase(t, c, ds).Round(time.Second))
 	for _, name := range []string{datakeys.AtRestSecret(ds), datakeys.ClientKeysSecret(ds)} {
 		secretValue(t, c, ns.Name, name, map[string]string{datakeys.AtRestSecret(ds): datakeys.PropertiesFile, datakeys.ClientKeysSecret(ds): "encryption-key-1"}[name])

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -28,14 +26,7 @@ func TestHBaseSASLLevelsChangeLive(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t, c, "hbase-sasl", "restricted")
 	applyProfile(t, c, "hbase-kerberos-authentication")
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "levels", Namespace: ns.Name},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine:     v1alpha1.EngineHBase,
-			HBase:      &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
-			Encryption: v1alpha1.DatastoreEncryption{ProfileRef: "hbase-kerberos-authentication"},
-		},
-	}
+	ds := smallHBase("levels", ns.Name, v1alpha1.DatastoreEncryption{ProfileRef: "hbase-kerberos-authentication"})
 	ready := createHBase(t, c, ds)
 	waitVerified(t, c, ds)
 	t.Logf("Kerberos HBase at SASL authentication Ready in %s and verified", ready.Round(time.Second))

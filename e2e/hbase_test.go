@@ -105,6 +105,19 @@ func benchmarkAsExternal(t *testing.T, c client.Client, ds *v1alpha1.SecuredData
 	}
 }
 
+// smallHBase is an HBase of one RegionServer and one DataNode protected by enc, the size most
+// tests need on two cores.
+func smallHBase(name, namespace string, enc v1alpha1.DatastoreEncryption) *v1alpha1.SecuredDatastore {
+	return &v1alpha1.SecuredDatastore{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.SecuredDatastoreSpec{
+			Engine:     v1alpha1.EngineHBase,
+			HBase:      &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
+			Encryption: enc,
+		},
+	}
+}
+
 // createHBase creates an HBase datastore, logs its pods should the test fail, and returns once it
 // is Ready, with how long that took.
 func createHBase(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) time.Duration {

@@ -124,17 +124,25 @@ func TestHBaseOpenVPNDatastoreIsBenchmarkedThroughTheTunnel(t *testing.T) {
 	c := newClient(t)
 	ns := testNamespace(t, c, "hbase-openvpn", "privileged")
 	applyProfile(t, c, "openvpn")
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "journal", Namespace: ns.Name},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine:       v1alpha1.EngineHBase,
-			HBase:        &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
-			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: "openvpn"},
-			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
-		},
-	}
-	t.Logf("HBase in an OpenVPN tunnel Ready in %s", createHBase(t, c, ds).Round(time.Second))
+	ds := createProbedHBase(t, c, "journal", ns.Name, v1alpha1.DatastoreEncryption{ProfileRef: "openvpn"}, "in an OpenVPN tunnel")
+	hbaseBenchmarkedThroughTheTunnel(t, c, ds)
+}
+
+// createProbedHBase creates smallHBase(name, namespace, enc) probed every 30 s (the shortest
+// interval the API takes) and waits until it is Ready and verified.
+func createProbedHBase(t *testing.T, c client.Client, name, namespace string, enc v1alpha1.DatastoreEncryption, what string) *v1alpha1.SecuredDatastore {
+	t.Helper()
+	ds := smallHBase(name, namespace, enc)
+	ds.Spec.Verification = &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}}
+	t.Logf("HBase %s Ready in %s", what, createHBase(t, c, ds).Round(time.Second))
 	waitVerified(t, c, ds)
+	return ds
+}
+
+// hbaseBenchmarkedThroughTheTunnel: every member of the HBase's tunnel holds its own key only,
+// and a benchmark's client pod joins the tunnel and measures HBase through it.
+func hbaseBenchmarkedThroughTheTunnel(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore) {
+	t.Helper()
 	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
 	benchmarkDatastore(t, c, ds, "", "")
 	// ZooKeeper, the NameNode, the DataNode, the Master: the RegionServer is the fifth member.
@@ -149,21 +157,7 @@ func TestHBaseTunnelSwitchedOnLive(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := testNamespace(t, c, "hbase-vpn-live", "privileged")
-	disabled := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}
-	ds := &v1alpha1.SecuredDatastore{
-		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns.Name},
-		Spec: v1alpha1.SecuredDatastoreSpec{
-			Engine: v1alpha1.EngineHBase,
-			HBase:  &v1alpha1.HBaseTopology{RegionServers: ptr.To[int32](1), DataNodes: ptr.To[int32](1)},
-			Encryption: v1alpha1.DatastoreEncryption{EncryptionSettings: v1alpha1.EncryptionSettings{
-				ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: disabled},
-				NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: disabled},
-			}},
-			Verification: &v1alpha1.VerificationSpec{Interval: &metav1.Duration{Duration: 30 * time.Second}},
-		},
-	}
-	t.Logf("plaintext HBase Ready in %s", createHBase(t, c, ds).Round(time.Second))
-	waitVerified(t, c, ds)
+	ds := createProbedHBase(t, c, "ledger", ns.Name, liveEncryption(v1alpha1.ChannelDisabled), "in plaintext")
 
 	patch := client.MergeFrom(ds.DeepCopy())
 	ds.Spec.Encryption.VPN = &v1alpha1.VPNSettings{Type: v1alpha1.VPNOpenVPN}
@@ -191,9 +185,7 @@ func TestHBaseTunnelSwitchedOnLive(t *testing.T) {
 		return nil
 	})
 	t.Logf("OpenVPN tunnel rolled out, Ready and verified %s after the change", time.Since(changed).Round(time.Second))
-	eachMemberHoldsOnlyItsOwnKey(t, c, ds)
-	benchmarkDatastore(t, c, ds, "", "")
-	benchmarkedThroughTheTunnel(t, c, ds, "100.80.0.5:16020")
+	hbaseBenchmarkedThroughTheTunnel(t, c, ds)
 }
 
 // A live 3-node plaintext Cassandra goes into the shipped WireGuard tunnel (NodeToNode) and out

@@ -402,6 +402,12 @@ type VPNSettings struct {
 	OpenVPN *OpenVPNSettings `json:"openvpn,omitempty"`
 }
 
+// Enabled reports whether the settings put traffic in a tunnel: a type other than None. Nil
+// settings (none given) do not.
+func (v *VPNSettings) Enabled() bool {
+	return v != nil && v.Type != "" && v.Type != VPNNone
+}
+
 // EncryptionSettings is a wire-encryption profile: what each channel of a datastore does to
 // protect data in transit.
 // +secured:generated:begin compliance-rules

@@ -78,7 +78,7 @@ func Resolve(base, overrides *v1alpha1.EncryptionSettings, engine v1alpha1.Engin
 	} else if engine == v1alpha1.EngineHBase {
 		res.Effective.HBase = resolveHBase(&v1alpha1.HBaseSecurity{})
 	}
-	if merged.VPN != nil && merged.VPN.Type != "" && merged.VPN.Type != v1alpha1.VPNNone {
+	if merged.VPN.Enabled() {
 		res.Effective.VPN = resolveVPN(merged.VPN, engine)
 		if s := res.Effective.VPN.Scope; engine == v1alpha1.EngineHBase && s != v1alpha1.VPNScopeAll {
 			// HBase's servers register under their tunnel addresses, and clients find them

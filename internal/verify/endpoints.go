@@ -58,7 +58,7 @@ func HBaseEndpoints(pods []corev1.Pod, enc v1alpha1.EffectiveEncryption) []Endpo
 		string(hbase.ZooKeeper): {hbase.ZooKeeperPort, probe.ZooKeeperClient},
 	}
 	// An HBase tunnel carries every channel: nothing answers at the pod's own address.
-	tunnelled := enc.VPN != nil && enc.VPN.Type != "" && enc.VPN.Type != v1alpha1.VPNNone
+	tunnelled := enc.VPN.Enabled()
 	var out []Endpoint
 	for _, p := range probeable(pods) {
 		if port, ok := ports[p.Labels["app.kubernetes.io/component"]]; ok {

@@ -1,7 +1,6 @@
 package benchmark
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/render/vpn"
@@ -354,20 +353,15 @@ func TestExternalHBaseJobs(t *testing.T) {
 // renderJobs builds the Jobs and concatenates them as YAML documents.
 func renderJobs(t *testing.T, jobs ...Job) []byte {
 	t.Helper()
-	var out bytes.Buffer
+	var objs []client.Object
 	for _, j := range jobs {
 		job, err := Build(j)
 		if err != nil {
 			t.Fatal(err)
 		}
-		y, err := yaml.Marshal(job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString("---\n")
-		out.Write(y)
+		objs = append(objs, job)
 	}
-	return out.Bytes()
+	return golden.YAML(t, objs)
 }
 
 // A VPN carrying client traffic: the clients dial the nodes' tunnel addresses from inside

@@ -121,7 +121,7 @@ func nextTunnel(applied Step, desired *v1alpha1.VPNSettings) (next Step, moving 
 
 // tunnelOf is a step's tunnel settings, nil without one (none, or not set).
 func tunnelOf(v *v1alpha1.VPNSettings) *v1alpha1.VPNSettings {
-	if v == nil || v.Type == "" || v.Type == v1alpha1.VPNNone {
+	if !v.Enabled() {
 		return nil
 	}
 	return v

@@ -24,7 +24,7 @@ func TunnelSeeds(p vpn.Plan) []string {
 // name; nil when the step has no VPN.
 func Tunnel(ds *v1alpha1.SecuredDatastore, step Step, domain string) (*vpn.Plan, error) {
 	settings := step.Encryption.VPN
-	if settings == nil || settings.Type == "" || settings.Type == v1alpha1.VPNNone {
+	if !settings.Enabled() {
 		return nil, nil
 	}
 	n := NamesOf(ds)

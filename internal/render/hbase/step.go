@@ -170,7 +170,7 @@ func Describe(applied *v1alpha1.EffectiveEncryption, next v1alpha1.EffectiveEncr
 // tunnelName: the VPN type (and OpenVPN's cipher), or "none".
 func tunnelName(v *v1alpha1.VPNSettings) string {
 	switch {
-	case v == nil || v.Type == "" || v.Type == v1alpha1.VPNNone:
+	case !v.Enabled():
 		return "none"
 	case v.OpenVPN != nil && v.OpenVPN.Cipher != "":
 		return fmt.Sprintf("%s (%s)", v.Type, v.OpenVPN.Cipher)

@@ -16,7 +16,7 @@ import (
 // exchanges, and the pods reach it before their tunnel needs a ticket. Nil without a VPN.
 func Tunnel(ds *v1alpha1.SecuredDatastore, enc v1alpha1.EffectiveEncryption, domain string) (*vpn.Plan, error) {
 	settings := enc.VPN
-	if settings == nil || settings.Type == "" || settings.Type == v1alpha1.VPNNone {
+	if !settings.Enabled() {
 		return nil, nil
 	}
 	if settings.Scope != v1alpha1.VPNScopeAll {

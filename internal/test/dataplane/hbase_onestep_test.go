@@ -58,13 +58,7 @@ func TestHBaseDataTransferEncryptionChangesInOneStep(t *testing.T) {
 // restart together, as for block encryption. The test measures the gap, reads back with Kerberos
 // the rows written without it, and finds HBase's znodes closed to unauthenticated sessions.
 func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
-	base := hbaseProfile(t, "", disabled)
-	target := hbaseProfile(t, "hbase-kerberos-authentication", nil)
-	if next := hbase.Next(&base, target); !hbase.SameStep(next, target) {
-		t.Fatalf("Kerberos must change in one step, got %s first", hbase.Describe(&base, next))
-	}
-	c := StartHBaseCluster(t, base)
-	restarted, stopped, up, began := kerberosInOneStep(t, c, base, target, func() {
+	c := kerberosInOneStep(t, "on", hbaseProfile(t, "", disabled), hbaseProfile(t, "hbase-kerberos-authentication", nil), func(c *HBaseCluster) {
 		c.setRealm()
 		c.startKDC(t)
 	})
@@ -73,8 +67,6 @@ func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
 	if code, err := ZooKeeperReadCode(fmt.Sprintf("%s:%d", c.Hosts.ZooKeeper, hbase.ZooKeeperPort)); err != nil || code != -124 {
 		t.Errorf("an unauthenticated ZooKeeper session listing /: code %d (%v), want -124", code, err)
 	}
-	t.Logf("Kerberos on, in one step: %s stopped in %s, all serving again after %s, a Kerberos client worked again after %s (its own JVM start included)",
-		restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
 }
 
 // Switching Kerberos off in a live cluster: the reverse move, in one step for the same reason
@@ -83,42 +75,40 @@ func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
 // cannot satisfy; the test shows whether HBase comes back, measures the gap, and reads back
 // without Kerberos the rows written with it.
 func TestHBaseKerberosTurnsOffInOneStep(t *testing.T) {
-	base := hbaseProfile(t, "hbase-kerberos-authentication", nil)
-	target := hbaseProfile(t, "", disabled)
+	// The pods start without Kerberos from now on; the KDC is no longer asked.
+	kerberosInOneStep(t, "off", hbaseProfile(t, "hbase-kerberos-authentication", nil), hbaseProfile(t, "", disabled), func(c *HBaseCluster) { c.KDC = nil })
+}
+
+// kerberosInOneStep checks that the operator switches Kerberos (on or off: turned) from base
+// to target in one step, starts a cluster at base and writes rows, switches with every role
+// restarting together (prepare readies the realm for target), then writes and reads back at
+// target, and logs the gap. It returns the cluster.
+func kerberosInOneStep(t *testing.T, turned string, base, target v1alpha1.EffectiveEncryption, prepare func(*HBaseCluster)) *HBaseCluster {
+	t.Helper()
 	if next := hbase.Next(&base, target); !hbase.SameStep(next, target) {
 		t.Fatalf("Kerberos must change in one step, got %s first", hbase.Describe(&base, next))
 	}
 	c := StartHBaseCluster(t, base)
-	// The pods start without Kerberos from now on; the KDC is no longer asked.
-	restarted, stopped, up, began := kerberosInOneStep(t, c, base, target, func() { c.KDC = nil })
-	t.Logf("Kerberos off, in one step: %s stopped in %s, all serving again after %s, a client without Kerberos worked again after %s (its own JVM start included)",
-		restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
-}
-
-// kerberosInOneStep writes rows at base, switches Kerberos (prepare readies the realm for
-// target) with every role restarting together, then writes and reads back at target. It
-// returns the roles restarted, how long they took to stop, how long until they served again,
-// and when the change began.
-func kerberosInOneStep(t *testing.T, c *HBaseCluster, base, target v1alpha1.EffectiveEncryption, prepare func()) (restarted []hbase.Role, stopped, up time.Duration, began time.Time) {
-	t.Helper()
 	written := Marker(t)
 	if err := c.Smoke(t, "before", written); err != nil {
 		t.Fatalf("before the change: %v", err)
 	}
-	prepare()
-	restarted, stopped, up = changeInOneStep(t, c, base, target)
+	prepare(c)
+	restarted, stopped, up := changeInOneStep(t, c, base, target)
 	if len(restarted) != 5 {
 		t.Errorf("roles whose files change: %v; want all five", restarted)
 	}
 	c.ConfigureClient(t, target)
-	began = time.Now().Add(-up)
+	began := time.Now().Add(-up)
 	if err := c.Smoke(t, "after", "v"); err != nil {
 		t.Fatalf("after the change: %v", err)
 	}
 	if err := c.ReadBack(t, "before", written); err != nil {
 		t.Errorf("the rows written before the change: %v", err)
 	}
-	return restarted, stopped, up, began
+	t.Logf("Kerberos %s, in one step: %s stopped in %s, all serving again after %s, a client worked again after %s (its own JVM start included)",
+		turned, restarted, stopped.Round(100*time.Millisecond), up.Round(time.Second), time.Since(began).Round(time.Second))
+	return c
 }
 
 // changeInOneStep takes a running cluster from base to target in one step, as the operator
