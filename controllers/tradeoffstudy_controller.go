@@ -144,7 +144,7 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (ctrl
 			// Pruning by a rank not computed yet would drop or keep the wrong cells.
 			return ctrl.Result{RequeueAfter: 2 * time.Second}, errPhaseBlocked
 		}
-		profiles[name] = study.Profile{Rank: a.Rank, Presets: a.SatisfiedPresets}
+		profiles[name] = study.Profile{Rank: a.Rank, Presets: a.SatisfiedPresets, EncryptsVolume: p.Spec.AtRest != nil && p.Spec.AtRest.Volume != nil}
 	}
 	st := &studyObj.Status
 	if len(missing) > 0 {
@@ -187,6 +187,9 @@ func countCells(cells []v1alpha1.StudyCell, keep func(*v1alpha1.StudyCell) bool)
 // is Ready and its wire matches its profile. A wire that differs fails the cell: a study never
 // measures a profile the wire does not carry.
 func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) (ctrl.Result, error) {
+	if study.Switched(&s.study.Spec) {
+		return ctrl.Result{}, r.switchDatastores(ctx, s)
+	}
 	for i := range s.study.Status.Cells {
 		cell := &s.study.Status.Cells[i]
 		if cell.State != v1alpha1.CellPending && cell.State != v1alpha1.CellProvisioning && cell.State != v1alpha1.CellMeasuring {
@@ -208,6 +211,54 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 		r.observeCell(s, cell, &ds)
 	}
 	return ctrl.Result{}, nil
+}
+
+// switchDatastores gives each datastore of a Switched study the profile of the cell whose run
+// comes next. A switch puts the datastore's other cells on standby; the cell becomes
+// measurable once the datastore's status is of the spec that names its profile, Ready and
+// its wire verified, and the switch's duration is recorded. Only then does its run start: a
+// study never measures a profile the wire does not carry, nor a switch in progress.
+func (r *TradeoffStudyReconciler) switchDatastores(ctx context.Context, s *studyScope) error {
+	st := &s.study.Status
+	done := map[string]bool{}
+	for i := range st.Cells {
+		name := st.Cells[i].Datastore
+		cell := study.Upcoming(st.Cells, st.Schedule, int(st.NextRun), name)
+		if name == "" || done[name] || cell == nil {
+			continue
+		}
+		done[name] = true
+		var ds v1alpha1.SecuredDatastore
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.study.Namespace, Name: name}, &ds)
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		if from := ds.Spec.Encryption.ProfileRef; err == nil && from != cell.Profile && cell.SwitchedAt == nil {
+			for j := range st.Cells {
+				if c := &st.Cells[j]; c.Datastore == name && c.State == v1alpha1.CellMeasuring {
+					c.State = v1alpha1.CellStandby
+				}
+			}
+			cell.State, cell.SwitchedAt = v1alpha1.CellProvisioning, ptr.To(metav1.Now())
+			r.Recorder.Eventf(s.study, nil, "Normal", v1alpha1.ReasonSwitching, "Switch", "datastore %s: profile %s → %s for cell %s", name, from, cell.Profile, cell.Name)
+		}
+		if applied, err := r.applyForCell(ctx, s, cell, "Switch", study.Datastore(s.study, cell)); !applied {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil || ds.Spec.Encryption.ProfileRef != cell.Profile || ds.Status.ObservedGeneration != ds.Generation {
+			continue // its status is not of the spec that names the cell's profile yet
+		}
+		r.observeCell(s, cell, &ds)
+		if since := cell.SwitchedAt; since != nil && cell.State == v1alpha1.CellMeasuring {
+			took := time.Since(since.Time).Round(time.Second)
+			cell.SwitchDurations, cell.SwitchedAt = append(cell.SwitchDurations, metav1.Duration{Duration: took}), nil
+			r.Recorder.Eventf(s.study, nil, "Normal", v1alpha1.ReasonSwitched, "Switch", "datastore %s runs profile %s for cell %s, Ready and verified %s after the switch", name, cell.Profile, cell.Name, took)
+		}
+	}
+	return nil
 }
 
 // warmUp warms the cells before round 1 where runs cannot judge their own warm-up
@@ -321,9 +372,14 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				return ctrl.Result{}, errPhaseBlocked
 			}
 			if cell.State != v1alpha1.CellMeasuring {
-				// Its status change brings us back.
 				s.waiting = fmt.Sprintf("repetition %s waits for datastore %s of cell %s to be Ready and verified", position(st), cell.Datastore, cell.Name)
-				return ctrl.Result{}, errPhaseBlocked
+				if study.Switched(&s.study.Spec) {
+					// The next pass switches the datastore: a status write of our own
+					// brings no event.
+					s.waiting = fmt.Sprintf("repetition %s waits for datastore %s to run profile %s of cell %s, Ready and verified", position(st), cell.Datastore, cell.Profile, cell.Name)
+					return ctrl.Result{RequeueAfter: time.Second}, errPhaseBlocked
+				}
+				return ctrl.Result{}, errPhaseBlocked // its status change brings us back
 			}
 			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, int(st.NextRun), cell, want))
 		case err != nil:
@@ -365,7 +421,8 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 
 // extend adds a round once every scheduled one ran, when spec.precision asks for it: the
 // seeded schedule grows by one round (the rounds that ran stay as they were) and the cells
-// measured so far are measured again; their datastores are still up.
+// measured so far are measured again; their datastores are still up (in a Switched study, one
+// profile at a time).
 func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl.Result, error) {
 	st := &s.study.Status
 	rounds := int(st.Rounds)
@@ -378,9 +435,13 @@ func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl
 	}
 	st.Rounds = int32(rounds + 1)
 	st.Schedule = study.Schedule(st.Cells, rounds+1, *st.Seed)
+	again := v1alpha1.CellMeasuring
+	if study.Switched(&s.study.Spec) {
+		again = v1alpha1.CellStandby // until the switch to its profile
+	}
 	for i := range st.Cells {
 		if st.Cells[i].State == v1alpha1.CellDone {
-			st.Cells[i].State = v1alpha1.CellMeasuring
+			st.Cells[i].State = again
 		}
 	}
 	r.Recorder.Eventf(s.study, nil, "Normal", v1alpha1.ReasonRoundAdded, "Extend", "%s", why)

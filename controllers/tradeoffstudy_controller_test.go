@@ -414,3 +414,77 @@ func TestStudyCellsOfOneProfileShareADatastoreAcrossValueSizes(t *testing.T) {
 	}).Should(Succeed())
 	g.Expect(env.Client.Delete(ctx, s)).To(Succeed())
 }
+
+// A Switched study runs its profiles on one datastore, served here by one real Cassandra node:
+// before each run the study switches the datastore to the run's profile and starts the run
+// only once the datastore's status is of that spec, Ready and verified; the other profile's
+// cell stands by meanwhile. Every switch is timed, announced in events and listed in the
+// report. (The two profiles carry the same wire, so a switch needs no restart here; the rolls a
+// real switch takes are the datastore controller's, tested on their own.)
+func TestSwitchedStudyRunsEveryProfileOnOneDatastore(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	create(t, plaintextProfile("sw-plain"))
+	create(t, plaintextProfile("sw-other"))
+	s := closedLoopStudy("sw", "sw-plain", "sw-other")
+	s.Spec.Datastores, s.Spec.Matrix.ClusterSizes = v1alpha1.DatastoresSwitched, []int32{1}
+	s.Spec.Repetitions, s.Spec.Seed = ptr.To[int32](3), ptr.To[int64](5)
+	create(t, s)
+
+	var schedule []string
+	g.Eventually(func(g Gomega) {
+		st := getStudy(g, "sw")
+		g.Expect(st.Status.Phase).To(Equal(v1alpha1.StudyRunning))
+		g.Expect(cellOf(g, st, "sw-plain-on-1").Datastore).To(Equal("sw-c0"))
+		g.Expect(cellOf(g, st, "sw-other-on-1").Datastore).To(Equal("sw-c0"))
+		schedule = st.Status.Schedule
+	}).Should(Succeed())
+	switches := 0
+	for i := 1; i < len(schedule); i++ {
+		if schedule[i] != schedule[i-1] {
+			switches++
+		}
+	}
+	g.Expect(switches).To(BeNumerically(">=", 2), "seed 5 must make the study switch: %v", schedule)
+	datastoreOf := func(g Gomega) *v1alpha1.SecuredDatastore {
+		return get(g, &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Name: "sw-c0", Namespace: "default"}})
+	}
+	first := cellOf(g, getStudy(g, "sw"), schedule[0]).Profile
+	g.Eventually(func(g Gomega) { g.Expect(datastoreOf(g).Spec.Encryption.ProfileRef).To(Equal(first)) }).Should(Succeed(), "created with the first run's profile")
+	serveCell(t, "sw-c0", "127.0.0.98", 7298)
+
+	other := map[string]string{"sw-plain-on-1": "sw-other-on-1", "sw-other-on-1": "sw-plain-on-1"}
+	for pos, name := range schedule {
+		st := getStudy(g, "sw")
+		cell := cellOf(g, st, name)
+		bench := study.BenchmarkName(&cell, study.Repetition(schedule, pos))
+		g.Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: bench}, &v1alpha1.DatastoreBenchmark{})).To(Succeed())
+		}, time.Minute).Should(Succeed(), "repetition %d (%s) starts", pos+1, name)
+		// The run started: the datastore runs its profile, and the other cell is not measurable.
+		ds := datastoreOf(g)
+		g.Expect(ds.Spec.Encryption.ProfileRef).To(Equal(cell.Profile), "repetition %d of %s", pos+1, name)
+		g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
+		now := getStudy(g, "sw")
+		g.Expect(cellOf(g, now, name).State).To(Equal(v1alpha1.CellMeasuring))
+		g.Expect(cellOf(g, now, other[name]).State).To(BeElementOf(v1alpha1.CellPending, v1alpha1.CellStandby, v1alpha1.CellDone))
+		finishRepetition(t, g, now, func(string, int) int64 { return 10000 })
+		g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "sw").Status.NextRun).To(BeNumerically(">", pos)) }, time.Minute).Should(Succeed())
+	}
+
+	g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "sw").Status.Phase).To(Equal(v1alpha1.StudySucceeded)) }, time.Minute).Should(Succeed())
+	st := getStudy(g, "sw")
+	timed := len(cellOf(g, st, "sw-plain-on-1").SwitchDurations) + len(cellOf(g, st, "sw-other-on-1").SwitchDurations)
+	g.Expect(timed).To(Equal(switches), "every switch is timed")
+	g.Expect(recordedEvents(g, s, v1alpha1.ReasonSwitching)).To(HaveLen(switches))
+	g.Expect(recordedEvents(g, s, v1alpha1.ReasonSwitched)).To(HaveLen(switches))
+	g.Expect(recordedEvents(g, s, v1alpha1.ReasonSwitched)).To(ContainElement(MatchRegexp(`^datastore sw-c0 runs profile sw-\w+ for cell sw-\w+-on-1, Ready and verified \d+s after the switch$`)))
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "sw-report"}, cm)).To(Succeed())
+	g.Expect(cm.Data[study.ReportMarkdownKey]).To(ContainSubstring("## Switches"))
+	var list v1alpha1.SecuredDatastoreList
+	g.Expect(env.Client.List(ctx, &list, client.InNamespace("default"), client.MatchingLabels{study.StudyLabel: "sw"})).To(Succeed())
+	for _, ds := range list.Items {
+		g.Expect(ds.Name).To(Equal("sw-c0"), "a Switched study of one setting creates one datastore")
+	}
+}

@@ -168,6 +168,12 @@ const (
 	ReasonNothingCompared = "NothingCompared"
 	// ReasonRoundAdded (an event): spec.precision added a round to the schedule.
 	ReasonRoundAdded = "RoundAdded"
+	// ReasonSwitching (an event): a Switched study changed a datastore's profile for the next
+	// run's cell.
+	ReasonSwitching = "Switching"
+	// ReasonSwitched (an event): the datastore runs the cell's profile, Ready and verified; the
+	// event says how long the switch took.
+	ReasonSwitched = "Switched"
 	// ReasonRunSetAside (an event): a run's background exceeded spec.background.maxCores; the
 	// round is measured again.
 	ReasonRunSetAside = "RunSetAside"

@@ -218,6 +218,20 @@ type TradeoffStudySpec struct {
 	// matrix of factors (step 1, the design space): profiles × acceleration × cluster sizes ×
 	// value sizes; every combination is a cell.
 	Matrix StudyMatrix `json:"matrix"`
+	// datastores: how cells get their datastore. PerCell (the default) gives every profile,
+	// acceleration and size a datastore of its own, all up for the whole study: no run waits,
+	// but all of them share the machine. Switched keeps one datastore per acceleration and size
+	// and switches it to the profile of each run's cell through the live-change path (a rolling
+	// restart, or HBase's one step), waiting for Ready and a verified wire before the run: only
+	// the measured profile's nodes run, so clusters that cannot stand side by side (seven 3+3
+	// HBase clusters on one machine) can still be compared. A switch is never measured; its
+	// duration is recorded per cell (status.cells[].switchDurations). Profiles that differ in
+	// atRest.volume, which no running datastore can change, get datastores of their own.
+	// Fixed when the study is planned.
+	// +optional
+	// +kubebuilder:default=PerCell
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.datastores is fixed when the study is planned: create a new study to change it"
+	Datastores StudyDatastores `json:"datastores,omitempty"`
 	// constraints (step 2) prune cells whose profile misses a compliance preset or a minimum
 	// security rank; pruned cells are listed in status with the reason, never run.
 	// +optional
@@ -282,8 +296,19 @@ type TradeoffStudySpec struct {
 	Cancel bool `json:"cancel,omitempty"`
 }
 
+// StudyDatastores says how a study's cells get their datastore.
+// +kubebuilder:validation:Enum=PerCell;Switched
+type StudyDatastores string
+
+const (
+	// DatastoresPerCell: a datastore per profile, acceleration and size, all up at once.
+	DatastoresPerCell StudyDatastores = "PerCell"
+	// DatastoresSwitched: one datastore per acceleration and size, switched between profiles.
+	DatastoresSwitched StudyDatastores = "Switched"
+)
+
 // CellState is the state of one study cell.
-// +kubebuilder:validation:Enum=Pending;Pruned;Provisioning;Measuring;Done;Failed
+// +kubebuilder:validation:Enum=Pending;Pruned;Provisioning;Measuring;Standby;Done;Failed
 type CellState string
 
 const (
@@ -291,8 +316,11 @@ const (
 	CellPruned       CellState = "Pruned"
 	CellProvisioning CellState = "Provisioning"
 	CellMeasuring    CellState = "Measuring"
-	CellDone         CellState = "Done"
-	CellFailed       CellState = "Failed"
+	// CellStandby: a cell of a Switched study whose datastore runs another cell's profile
+	// until this cell's next run.
+	CellStandby CellState = "Standby"
+	CellDone    CellState = "Done"
+	CellFailed  CellState = "Failed"
 )
 
 // StudyCell is one combination of factors and its results.
@@ -356,7 +384,7 @@ type StudyCell struct {
 	// +optional
 	P99Micros int64 `json:"p99Micros,omitempty"`
 	// datastore created for the cell; the cells of one profile, acceleration and size that
-	// differ in value size share it.
+	// differ in value size share it, and in a Switched study so do the profiles.
 	// +optional
 	Datastore string `json:"datastore,omitempty"`
 	// benchmarkPrefix of the names of the cell's DatastoreBenchmarks (<prefix>-r<repetition>,
@@ -364,6 +392,15 @@ type StudyCell struct {
 	// each have their own.
 	// +optional
 	BenchmarkPrefix string `json:"benchmarkPrefix,omitempty"`
+	// switchedAt: when the study began switching the cell's datastore to its profile
+	// (spec.datastores Switched); cleared once the switch is done.
+	// +optional
+	SwitchedAt *metav1.Time `json:"switchedAt,omitempty"`
+	// switchDurations: how long each switch to the cell's profile took, from the change of the
+	// datastore's profile to Ready and a verified wire (spec.datastores Switched).
+	// +optional
+	// +listType=atomic
+	SwitchDurations []metav1.Duration `json:"switchDurations,omitempty"`
 	// runs: the valid repetitions measured so far, in the order they ran.
 	// +optional
 	// +listType=atomic

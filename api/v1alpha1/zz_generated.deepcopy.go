@@ -1587,6 +1587,15 @@ func (in *StudyCell) DeepCopyInto(out *StudyCell) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.SwitchedAt != nil {
+		in, out := &in.SwitchedAt, &out.SwitchedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.SwitchDurations != nil {
+		in, out := &in.SwitchDurations, &out.SwitchDurations
+		*out = make([]v1.Duration, len(*in))
+		copy(*out, *in)
+	}
 	if in.Runs != nil {
 		in, out := &in.Runs, &out.Runs
 		*out = make([]StudyRun, len(*in))

@@ -137,9 +137,19 @@ const methodComparison = "Overhead: 1 - exp(Hodges-Lehmann estimate of the log "
 	"to restore baseline capacity, 1/(1 - overhead) - 1, assuming capacity scales linearly with nodes."
 
 // methodOf says how the study measured and compared.
+// methodSwitched: what a Switched study does between runs.
+const methodSwitched = "The profiles of one acceleration and size share a datastore (spec.datastores Switched): before " +
+	"each run the study switches it to the run's profile through the operator's live-change path and waits until it is " +
+	"Ready and its wire verified; the switch is not measured (its durations are listed per cell), every switch restarts " +
+	"the nodes, so every run warms up for spec.warmUp (a cell's first run until steady, where the load allows) and a " +
+	"cell's first run loads its data. "
+
 func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
-	if spec.Workload.Storage != nil {
+	switch {
+	case spec.Workload.Storage != nil:
 		return methodRounds + methodStorage + methodComparison
+	case Switched(spec):
+		return methodRounds + methodSwitched + methodComparison
 	}
 	return methodRounds + methodWarmUp + methodComparison
 }

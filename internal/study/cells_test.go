@@ -1,12 +1,15 @@
 package study
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
 )
@@ -159,5 +162,92 @@ func TestRunsNeverOverlapButAccountingDoes(t *testing.T) {
 				t.Errorf("Measuring without %s = %q, want none", tc.b.Name, got)
 			}
 		})
+	}
+}
+
+// In a Switched study the profiles of one acceleration and size share a datastore, except that
+// a profile encrypting volumes (which no running datastore can switch) gets its own, and a
+// pruned profile none; each cell keeps benchmarks of its own name. Upcoming names the cell a
+// datastore must run for the next run, skipping failed cells.
+func TestSwitchedStudySharesADatastorePerSetting(t *testing.T) {
+	spec := &v1alpha1.TradeoffStudySpec{
+		Datastores: v1alpha1.DatastoresSwitched,
+		Matrix: v1alpha1.StudyMatrix{Profiles: []string{"plain", "weak", "tls", "luks", "wg"}, Baseline: "plain",
+			Acceleration: []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff}},
+		Constraints: &v1alpha1.StudyConstraints{MinimumRank: ptr.To[int32](10)},
+	}
+	profiles := map[string]Profile{"plain": {Rank: 0}, "weak": {Rank: 5}, "tls": {Rank: 60}, "luks": {Rank: 40, EncryptsVolume: true}, "wg": {Rank: 50}}
+	got := map[string][2]string{}
+	for _, c := range Cells("s", spec, profiles) {
+		got[c.Name] = [2]string{c.Datastore, BenchmarkName(&c, 0)}
+	}
+	want := map[string][2]string{
+		"plain-on-3": {"s-c0", "s-c0-r0"}, "weak-on-3": {"", "-r0"}, "tls-on-3": {"s-c0", "s-c2-r0"}, "luks-on-3": {"s-c3", "s-c3-r0"}, "wg-on-3": {"s-c0", "s-c4-r0"},
+		"plain-off-3": {"s-c5", "s-c5-r0"}, "weak-off-3": {"", "-r0"}, "tls-off-3": {"s-c5", "s-c7-r0"}, "luks-off-3": {"s-c8", "s-c8-r0"}, "wg-off-3": {"s-c5", "s-c9-r0"},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("datastores and benchmark names:\n got %v\nwant %v", got, want)
+	}
+
+	cells := Cells("s", spec, profiles)
+	schedule := []string{"tls-on-3", "plain-off-3", "plain-on-3", "wg-on-3", "tls-on-3"}
+	name := func(c *v1alpha1.StudyCell) string {
+		if c == nil {
+			return "none"
+		}
+		return c.Name
+	}
+	for _, tc := range []struct {
+		next      int
+		datastore string
+		failed    string
+		want      string
+	}{
+		{0, "s-c0", "", "tls-on-3"},
+		{1, "s-c0", "", "plain-on-3"},
+		{1, "s-c5", "", "plain-off-3"},
+		{2, "s-c5", "", "none"},
+		{3, "s-c0", "wg-on-3", "tls-on-3"},
+		{5, "s-c0", "", "none"},
+	} {
+		cs := slices.Clone(cells)
+		for i := range cs {
+			if cs[i].Name == tc.failed {
+				cs[i].State = v1alpha1.CellFailed
+			}
+		}
+		if got := name(Upcoming(cs, schedule, tc.next, tc.datastore)); got != tc.want {
+			t.Errorf("Upcoming from %d on %s (failed %q) = %s, want %s", tc.next, tc.datastore, tc.failed, got, tc.want)
+		}
+	}
+
+	ds := Datastore(&v1alpha1.TradeoffStudy{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: *spec}, &cells[2])
+	if _, ok := ds.Labels[CellLabel]; ok || ds.Spec.Encryption.ProfileRef != "tls" {
+		t.Errorf("a switched datastore carries no cell label and the cell's profile: labels %v, profile %s", ds.Labels, ds.Spec.Encryption.ProfileRef)
+	}
+	if WarmsFirst(spec) {
+		t.Error("a Switched study warms no cell before round 1: only one profile of a datastore is up")
+	}
+}
+
+// A Switched study's report says how long the switches into each profile took, in every
+// rendering, and its method says that the switches were not measured.
+func TestReportListsSwitches(t *testing.T) {
+	spec := &v1alpha1.TradeoffStudySpec{Datastores: v1alpha1.DatastoresSwitched, Matrix: v1alpha1.StudyMatrix{Profiles: []string{"plain", "tls"}, Baseline: "plain"}}
+	cells := Cells("s", spec, map[string]Profile{})
+	cells[1].SwitchDurations = []metav1.Duration{{Duration: 95 * time.Second}, {Duration: 181 * time.Second}, {Duration: 120 * time.Second}}
+	r := Analyze("s", spec, 1, cells).Report
+	line := "- tls-on-3: 95, 181, 120 s (median 120 s)"
+	html, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, out := range map[string]string{"markdown": r.Markdown(), "text": r.Text(), "html": string(html)} {
+		if !strings.Contains(out, line) || strings.Contains(out, "plain-on-3: ") {
+			t.Errorf("%s report lacks the switches of tls-on-3 alone:\n%s", format, out)
+		}
+	}
+	if !strings.Contains(r.Method, "the switch is not measured") {
+		t.Errorf("method does not explain the switches: %s", r.Method)
 	}
 }

@@ -31,6 +31,7 @@ func (r Report) HTML() ([]byte, error) {
 		Recommendation string
 		MetricName     string
 		WallTimeText   string
-	}{r, template.JS(bytes.ReplaceAll(js, []byte("</"), []byte(`<\/`))), strings.ReplaceAll(r.recommendationText(), "**", ""), metricName(r.OverheadMetric), r.wallTimeText()})
+		SwitchesText   string
+	}{r, template.JS(bytes.ReplaceAll(js, []byte("</"), []byte(`<\/`))), strings.ReplaceAll(r.recommendationText(), "**", ""), metricName(r.OverheadMetric), r.wallTimeText(), r.switchesText()})
 	return b.Bytes(), err
 }

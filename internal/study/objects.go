@@ -29,13 +29,14 @@ func labels(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) map[string]
 }
 
 // Datastore is the cell's SecuredDatastore: the template with the cell's profile, size and
-// acceleration. Each profile, acceleration and size has its own: switching one datastore
-// between profiles is a rolling restart per switch, which interleaved repetitions would pay at
-// every step. Cells that differ in value size only share it, and it carries no cell label.
+// acceleration. By default each profile, acceleration and size has its own: switching one
+// datastore between profiles is a rolling restart per switch, which interleaved repetitions
+// pay at every step, and a Switched study asks for exactly that. A datastore that cells share
+// carries no cell label.
 func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.SecuredDatastore {
 	t := study.Spec.Template
 	owner := cell
-	if cell.FieldLength > 0 {
+	if cell.FieldLength > 0 || Switched(&study.Spec) {
 		owner = nil
 	}
 	ds := &v1alpha1.SecuredDatastore{
@@ -124,9 +125,11 @@ func workload(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) v1alpha1.
 // WarmsFirst: every cell warms up before round 1, one at a time, where a run cannot judge its
 // own warm-up (a fixed rate or a fixed operation count, see steadyWarmUp); round 1 then finds
 // every cell warm.
-// A storage workload has no warm-up: each run lays out its own file on a new volume.
+// A storage workload has no warm-up: each run lays out its own file on a new volume. In a
+// Switched study no cell is up before its turn and every switch restarts the nodes: each run
+// warms up for itself, and each cell's first run loads its data.
 func WarmsFirst(spec *v1alpha1.TradeoffStudySpec) bool {
-	return spec.Workload.Storage == nil && steadyWarmUp(spec) == nil
+	return spec.Workload.Storage == nil && steadyWarmUp(spec) == nil && !Switched(spec)
 }
 
 // warmUpDroppedPercent: a warm-up's figures are discarded, and it only has to run: a JIT still

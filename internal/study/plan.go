@@ -4,6 +4,7 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -23,6 +24,8 @@ const (
 type Profile struct {
 	Rank    int32
 	Presets []v1alpha1.CompliancePreset
+	// EncryptsVolume: atRest.volume, which no running datastore can switch on or off.
+	EncryptsVolume bool
 }
 
 // Repetitions of every cell.
@@ -90,15 +93,20 @@ func DatastoreName(study string, i int) string { return fmt.Sprintf("%s-c%d", st
 // baseline is never pruned: it is the reference every overhead is computed against. The
 // cells of one profile, acceleration and size that differ in value size share a datastore
 // (named after the first of them), since the value size is the workload's, not the
-// datastore's; each keeps benchmarks of its own name.
+// datastore's; in a Switched study so do the profiles, apart from volume encryption. Each cell
+// keeps benchmarks of its own name.
 func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]Profile) []v1alpha1.StudyCell {
 	var cells []v1alpha1.StudyCell
 	lengths := FieldLengths(spec.Matrix)
 	for _, nodes := range ClusterSizes(spec.Matrix) {
 		for _, acc := range Accelerations(spec.Matrix) {
+			switched := map[bool]string{} // by volume encryption: the datastores profiles share
 			for _, name := range spec.Matrix.Profiles {
 				p := profiles[name]
 				datastore := DatastoreName(study, len(cells))
+				if Switched(spec) {
+					datastore = cmp.Or(switched[p.EncryptsVolume], datastore)
+				}
 				for _, length := range lengths {
 					cell := v1alpha1.StudyCell{
 						Name: CellName(name, acc, nodes, length), Profile: name, Acceleration: acc, Nodes: nodes, FieldLength: length,
@@ -109,6 +117,8 @@ func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]P
 					}
 					if reason := violation(spec.Constraints, p); reason != "" && name != spec.Matrix.Baseline {
 						cell.State, cell.Reason, cell.Datastore, cell.BenchmarkPrefix = v1alpha1.CellPruned, reason, "", ""
+					} else if Switched(spec) {
+						switched[p.EncryptsVolume] = datastore
 					}
 					cells = append(cells, cell)
 				}
@@ -116,6 +126,23 @@ func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]P
 		}
 	}
 	return cells
+}
+
+// Upcoming is the live cell of a Switched study's datastore whose run comes next in the
+// schedule from position next: the profile the datastore must run now. Nil once none is left.
+func Upcoming(cells []v1alpha1.StudyCell, schedule []string, next int, datastore string) *v1alpha1.StudyCell {
+	for _, name := range schedule[min(next, len(schedule)):] {
+		i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == name })
+		if i >= 0 && cells[i].Datastore == datastore && cells[i].State != v1alpha1.CellFailed {
+			return &cells[i]
+		}
+	}
+	return nil
+}
+
+// Switched: the study switches shared datastores between profiles (spec.datastores).
+func Switched(spec *v1alpha1.TradeoffStudySpec) bool {
+	return spec.Datastores == v1alpha1.DatastoresSwitched
 }
 
 func violation(c *v1alpha1.StudyConstraints, p Profile) string {

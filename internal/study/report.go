@@ -83,6 +83,9 @@ type CellReport struct {
 	RunCosts []RunCost `json:"runCosts,omitempty"`
 	// SetAside: runs measured while the nodes were busy, left out of the analysis.
 	SetAside []RunCost `json:"setAside,omitempty"`
+	// SwitchSeconds: each switch of a shared datastore to the cell's profile, from the change
+	// to Ready and a verified wire (Switched studies).
+	SwitchSeconds []float64 `json:"switchSeconds,omitempty"`
 }
 
 // RunCost is one run's CPU: what an operation cost the datastore and the client, and how busy
@@ -115,7 +118,30 @@ func cellReport(c *v1alpha1.StudyCell) CellReport {
 	for _, run := range c.SetAside {
 		r.SetAside = append(r.SetAside, runCost(run))
 	}
+	for _, d := range c.SwitchDurations {
+		r.SwitchSeconds = append(r.SwitchSeconds, d.Seconds())
+	}
 	return r
+}
+
+// switchesText lists how long the switches into each cell's profile took, for every rendering
+// of a Switched study's report; "" when no datastore was switched.
+func (r Report) switchesText() string {
+	var b strings.Builder
+	for _, c := range r.Cells {
+		if len(c.SwitchSeconds) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("Switches into each profile (from the change of the shared datastore's profile to Ready and a verified wire; not measured):\n")
+		}
+		s := make([]string, len(c.SwitchSeconds))
+		for i, v := range c.SwitchSeconds {
+			s[i] = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		fmt.Fprintf(&b, "- %s: %s s (median %s s)\n", c.Name, strings.Join(s, ", "), strconv.FormatFloat(stats.Median(c.SwitchSeconds), 'f', 0, 64))
+	}
+	return b.String()
 }
 
 func runCost(run v1alpha1.StudyRun) RunCost {
@@ -178,6 +204,9 @@ func (r Report) Markdown() string {
 		b.WriteString("\n## Hardware AES\n\n" + acc)
 	}
 	b.WriteString("\n" + r.runCosts())
+	if sw := r.switchesText(); sw != "" {
+		b.WriteString("\n## Switches\n\n" + sw)
+	}
 	if len(r.Candidates) > 0 {
 		b.WriteString("\n## Decision\n\n| Profile | Rank | Worst overhead | Cell | Decision |\n|---|---:|---:|---|---|\n")
 		for _, c := range r.Candidates {

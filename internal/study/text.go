@@ -39,6 +39,9 @@ func (r Report) Text() string {
 		fmt.Fprintf(&b, "  %-24s %s\n", c.Profile, r.line(c, scale))
 	}
 	b.WriteString(r.roundsText())
+	if sw := r.switchesText(); sw != "" {
+		b.WriteString("\n" + sw)
+	}
 	if acc := r.accelerationText(); acc != "" {
 		b.WriteString("\n" + acc)
 	}
