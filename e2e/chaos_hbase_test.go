@@ -197,54 +197,14 @@ func (b *chaosBench) hbaseFault(name string, duration time.Duration, required bo
 	if !b.runs(name) {
 		return
 	}
-	bench := &v1alpha1.DatastoreBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("chaos-%d", len(b.rows)), Namespace: b.ds.Namespace},
-		Spec: v1alpha1.DatastoreBenchmarkSpec{
-			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: b.ds.Name}},
-			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: duration}},
-			Load:     v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](100), VirtualUsers: ptr.To[int32](16)},
-			// One run: a lost write is a finding, and a run with failed operations would be
-			// repeated.
-			Repetitions:  ptr.To[int32](1),
-			VerifyWrites: true,
-			SkipLoad:     len(b.rows) > 0,
-		},
-	}
-	if err := b.c.Create(ctx, bench); err != nil {
-		t.Fatal(err)
-	}
+	bench, pod := startSteadyHBaseBenchmark(t, b.c, b.ds, fmt.Sprintf("chaos-%d", len(b.rows)), duration, len(b.rows) > 0)
 	defer func() { _ = b.c.Delete(ctx, bench, client.PropagationPolicy(metav1.DeletePropagationBackground)) }()
-	eventually(t, 10*time.Minute, "the measured run's client runs", func() error {
-		var pods corev1.PodList
-		if err := b.c.List(ctx, &pods, client.InNamespace(b.ds.Namespace), client.MatchingLabels{benchmark.LabelBenchmark: bench.Name, benchmark.LabelPhase: benchmark.PhaseRun}); err != nil {
-			return err
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				b.clientPod = p.Name
-				return nil
-			}
-		}
-		return fmt.Errorf("%d run pods, none running", len(pods.Items))
-	})
-	time.Sleep(30 * time.Second) // the JVM logs in and writes before the fault
+	b.clientPod = pod
 
 	watch, began, recovered := b.inject(required, inject)
 	b.logEvents(began)
 
-	var run v1alpha1.BenchmarkRun
-	eventually(t, duration+10*time.Minute, "the run's writes are checked", func() error {
-		if err := b.c.Get(ctx, client.ObjectKeyFromObject(bench), bench); err != nil {
-			return err
-		}
-		for _, r := range bench.Status.Runs {
-			if r.Index == 0 && (r.Phase == v1alpha1.RunSucceeded || r.Phase == v1alpha1.RunInvalid || r.Phase == v1alpha1.RunFailed) {
-				run = r
-				return nil
-			}
-		}
-		return fmt.Errorf("benchmark %s, %d runs", bench.Status.Phase, len(bench.Status.Runs))
-	})
+	run := finishedRun(t, b.c, bench, duration+10*time.Minute)
 	ops := int64(0)
 	for _, l := range run.Latencies {
 		ops += l.Count
@@ -267,4 +227,64 @@ func (b *chaosBench) hbaseFault(name string, duration time.Duration, required bo
 		t.Errorf("%s: acknowledged writes not intact (first: %s)", name, w.FirstProblem)
 	}
 	b.rows = append(b.rows, row)
+}
+
+// startSteadyHBaseBenchmark starts a DatastoreBenchmark of ds: YCSB A at 100 operations per
+// second for duration, one run that records every write and reads all of them back when it
+// ends. It returns once the run's client pod has logged in and written for a while, with the
+// pod's name.
+func startSteadyHBaseBenchmark(t *testing.T, c client.Client, ds *v1alpha1.SecuredDatastore, name string, duration time.Duration, skipLoad bool) (*v1alpha1.DatastoreBenchmark, string) {
+	t.Helper()
+	ctx := context.Background()
+	bench := &v1alpha1.DatastoreBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace},
+		Spec: v1alpha1.DatastoreBenchmarkSpec{
+			Target:   v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: ds.Name}},
+			Workload: v1alpha1.Workload{Preset: "A", RecordCount: ptr.To[int64](2000), Duration: &metav1.Duration{Duration: duration}},
+			Load:     v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](100), VirtualUsers: ptr.To[int32](16)},
+			// One run: a lost write is a finding, and a run with failed operations would be
+			// repeated.
+			Repetitions:  ptr.To[int32](1),
+			VerifyWrites: true,
+			SkipLoad:     skipLoad,
+		},
+	}
+	if err := c.Create(ctx, bench); err != nil {
+		t.Fatal(err)
+	}
+	var pod string
+	eventually(t, 10*time.Minute, "the measured run's client runs", func() error {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels{benchmark.LabelBenchmark: bench.Name, benchmark.LabelPhase: benchmark.PhaseRun}); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				pod = p.Name
+				return nil
+			}
+		}
+		return fmt.Errorf("%d run pods, none running", len(pods.Items))
+	})
+	time.Sleep(30 * time.Second) // the JVM logs in and writes before anything changes
+	return bench, pod
+}
+
+// finishedRun waits for the first run of bench to end, whatever its phase, and returns it.
+func finishedRun(t *testing.T, c client.Client, bench *v1alpha1.DatastoreBenchmark, timeout time.Duration) v1alpha1.BenchmarkRun {
+	t.Helper()
+	var run v1alpha1.BenchmarkRun
+	eventually(t, timeout, "the run's writes are checked", func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(bench), bench); err != nil {
+			return err
+		}
+		for _, r := range bench.Status.Runs {
+			if r.Index == 0 && (r.Phase == v1alpha1.RunSucceeded || r.Phase == v1alpha1.RunInvalid || r.Phase == v1alpha1.RunFailed) {
+				run = r
+				return nil
+			}
+		}
+		return fmt.Errorf("benchmark %s, %d runs", bench.Status.Phase, len(bench.Status.Runs))
+	})
+	return run
 }

@@ -57,6 +57,10 @@ func hbaseTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alp
 		c = c.InTunnel(*plan)
 	}
 	t := Target{Datastore: ds.Name, Profile: enc.Profile, Tunnel: plan, HBase: &HBaseTarget{Properties: hbase.ClientProperties(c, *enc.Effective)}}
+	if level := t.HBase.Properties["hbase.rpc.protection"]; level != "" {
+		// The datastore's level may change live while the benchmark runs.
+		t.HBase.Properties["hbase.rpc.protection"] = hbase.ClientLevels(level)
+	}
 	t.Hosts = c.Bootstrap
 	if enc.Effective.HBase != nil && enc.Effective.HBase.Authentication == v1alpha1.AuthenticationKerberos {
 		t.HBase.Principal = hbase.ClientPrincipal(ds)

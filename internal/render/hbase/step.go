@@ -86,6 +86,24 @@ func nextLevel(applied, desired v1alpha1.SASLProtection) v1alpha1.SASLProtection
 	return v1alpha1.SASLProtection(levels[0]) + "," + desired
 }
 
+// ClientLevels is what an application client of a managed datastore asks for on HBase RPC, a
+// level of the API's (lower case, as rpcClient writes it) first and then the others. A server
+// accepts only the levels of its own list, so a datastore at rest is reached at its level;
+// while a live change rolls the level, the servers of either revision accept one of the
+// client's, and a connection the roll breaks is made again at the level its new server
+// accepts, as a client able to use TLS keeps working from Optional to Required. Kerberos
+// protects the negotiation: the server's offer comes wrapped in the session's key, so no one
+// without the service's keytab can make the client settle for less than the server asks.
+func ClientLevels(level string) string {
+	levels := []string{level}
+	for _, l := range []v1alpha1.SASLProtection{v1alpha1.ProtectionPrivacy, v1alpha1.ProtectionIntegrity, v1alpha1.ProtectionAuthentication} {
+		if lower(l) != level {
+			levels = append(levels, lower(l))
+		}
+	}
+	return strings.Join(levels, ",")
+}
+
 // nextTLS moves RPC TLS at most one stage toward desired, bridging protocols and suites that
 // the applied and desired settings do not share.
 func nextTLS(applied, desired v1alpha1.EffectiveEncryption) v1alpha1.EffectiveEncryption {

@@ -193,3 +193,31 @@ func TestSASLLevelsChangeOneRollAtATime(t *testing.T) {
 		t.Errorf("Kerberos switched on: first step's level %s", got)
 	}
 }
+
+// An application client started at either end of a live level change shares a level with the
+// servers of every step of it, so it keeps working through the rolls; at rest it asks for the
+// datastore's level first.
+func TestClientLevelsMeetEveryStepOfALevelChange(t *testing.T) {
+	all := []v1alpha1.SASLProtection{v1alpha1.ProtectionAuthentication, v1alpha1.ProtectionIntegrity, v1alpha1.ProtectionPrivacy}
+	for _, from := range all {
+		for _, to := range all {
+			applied, desired := from, to
+			servers := []v1alpha1.SASLProtection{applied}
+			for applied != desired {
+				applied = nextLevel(applied, desired)
+				servers = append(servers, applied)
+			}
+			for _, start := range []v1alpha1.SASLProtection{from, to} {
+				client := strings.Split(ClientLevels(lower(start)), ",")
+				if client[0] != lower(start) || len(client) != 3 {
+					t.Errorf("client at %s asks for %v", start, client)
+				}
+				for _, step := range servers {
+					if !slices.ContainsFunc(strings.Split(lower(step), ","), func(l string) bool { return slices.Contains(client, l) }) {
+						t.Errorf("%s → %s: a client started at %s (%v) shares no level with servers at %s", from, to, start, client, step)
+					}
+				}
+			}
+		}
+	}
+}

@@ -283,7 +283,10 @@ public class HBaseClient extends DB {
   static String describe(Configuration conf) {
     String s = conf.getBoolean("hbase.client.netty.tls.enabled", false) ? "tls" : "";
     if ("kerberos".equalsIgnoreCase(conf.get("hbase.security.authentication"))) {
-      s += (s.isEmpty() ? "" : "+") + "kerberos/" + conf.get("hbase.rpc.protection", "authentication");
+      // The level asked for first: the others only carry the session through a live change of
+      // the datastore's level.
+      String asked = conf.get("hbase.rpc.protection", "authentication").split(",")[0].trim();
+      s += (s.isEmpty() ? "" : "+") + "kerberos/" + asked;
     }
     return s.isEmpty() ? "plaintext" : s;
   }
