@@ -70,7 +70,8 @@ func moreRounds(c cellComparison, budget float64) (int, bool) {
 const minRoundsForCI = 6
 
 // roundTime is the least a round takes: every measured cell's warm-up and run, one after the
-// other. Zero when runs stop after an operation count rather than a duration.
+// other, and in a Switched study the median of the switches into its profile so far. Zero when
+// runs stop after an operation count rather than a duration.
 func roundTime(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) time.Duration {
 	if spec.Workload.OperationCount != nil && spec.Workload.Duration == nil {
 		return 0
@@ -85,13 +86,21 @@ func roundTime(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) tim
 	if spec.Workload.Storage != nil {
 		warm = 0 // each run lays out its file instead
 	}
-	active := 0
+	var total time.Duration
 	for _, c := range cells {
-		if c.State != v1alpha1.CellPruned && c.State != v1alpha1.CellFailed {
-			active++
+		if c.State == v1alpha1.CellPruned || c.State == v1alpha1.CellFailed {
+			continue
+		}
+		total += run + warm
+		if len(c.SwitchDurations) > 0 && Switched(spec) {
+			seconds := make([]float64, len(c.SwitchDurations))
+			for i, d := range c.SwitchDurations {
+				seconds[i] = d.Seconds()
+			}
+			total += time.Duration(stats.Median(seconds) * float64(time.Second))
 		}
 	}
-	return time.Duration(active) * (run + warm)
+	return total
 }
 
 // inconclusiveWhy says why a profile could not be judged and what would settle it.

@@ -250,4 +250,10 @@ func TestReportListsSwitches(t *testing.T) {
 	if !strings.Contains(r.Method, "the switch is not measured") {
 		t.Errorf("method does not explain the switches: %s", r.Method)
 	}
+	// What more rounds would cost counts the switches they take: two runs of 20 s after 30 s
+	// of warm-up, and the median switch into tls.
+	spec.Workload.Duration, spec.WarmUp = &metav1.Duration{Duration: 20 * time.Second}, &metav1.Duration{Duration: 30 * time.Second}
+	if got, want := roundTime(spec, cells), 220*time.Second; got != want {
+		t.Errorf("a round takes at least %s, want %s", got, want)
+	}
 }
