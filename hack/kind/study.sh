@@ -27,8 +27,14 @@ fi
 ns=${ref%%/*} study=${ref##*/}
 
 step "study $ns/$study"
-wait_for "study $study" "${STUDY_TIMEOUT:-7200}" study_state "$study"
+outcome=0
+wait_for "study $study" "${STUDY_TIMEOUT:-7200}" study_state "$study" || outcome=$?
+# A cancelled or failed study still reports what it measured; one that did not end has no report.
+if [[ -z $(jp tradeoffstudy "$study" '{.status.reportConfigMap}') ]]; then
+  exit "$outcome"
+fi
 
 step "the study's report (also in bin/studies/$study/)"
 study_report "$study" "$root/bin/studies/$study"
-say "study $study done in $(elapsed)"
+say "study $study ended in $(elapsed)"
+exit "$outcome"
