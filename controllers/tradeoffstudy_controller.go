@@ -220,14 +220,17 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 // study never measures a profile the wire does not carry, nor a switch in progress.
 func (r *TradeoffStudyReconciler) switchDatastores(ctx context.Context, s *studyScope) error {
 	st := &s.study.Status
-	done := map[string]bool{}
+	seen := map[string]bool{}
 	for i := range st.Cells {
 		name := st.Cells[i].Datastore
-		cell := study.Upcoming(st.Cells, st.Schedule, int(st.NextRun), name)
-		if name == "" || done[name] || cell == nil {
+		if name == "" || seen[name] {
 			continue
 		}
-		done[name] = true
+		seen[name] = true
+		cell := study.Upcoming(st.Cells, st.Schedule, int(st.NextRun), name)
+		if cell == nil {
+			continue
+		}
 		var ds v1alpha1.SecuredDatastore
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.study.Namespace, Name: name}, &ds)
 		if client.IgnoreNotFound(err) != nil {

@@ -92,11 +92,7 @@ func roundTime(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) tim
 			continue
 		}
 		total += run + warm
-		if len(c.SwitchDurations) > 0 && Switched(spec) {
-			seconds := make([]float64, len(c.SwitchDurations))
-			for i, d := range c.SwitchDurations {
-				seconds[i] = d.Seconds()
-			}
+		if seconds := switchSeconds(&c); len(seconds) > 0 && Switched(spec) {
 			total += time.Duration(stats.Median(seconds) * float64(time.Second))
 		}
 	}

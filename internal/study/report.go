@@ -118,10 +118,17 @@ func cellReport(c *v1alpha1.StudyCell) CellReport {
 	for _, run := range c.SetAside {
 		r.SetAside = append(r.SetAside, runCost(run))
 	}
-	for _, d := range c.SwitchDurations {
-		r.SwitchSeconds = append(r.SwitchSeconds, d.Seconds())
-	}
+	r.SwitchSeconds = switchSeconds(c)
 	return r
+}
+
+// switchSeconds are the durations of the cell's switches, in seconds.
+func switchSeconds(c *v1alpha1.StudyCell) []float64 {
+	var out []float64
+	for _, d := range c.SwitchDurations {
+		out = append(out, d.Seconds())
+	}
+	return out
 }
 
 // switchesText lists how long the switches into each cell's profile took, for every rendering
