@@ -163,7 +163,7 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (ctrl
 	}
 	st.Cells = study.Cells(studyObj.Name, &studyObj.Spec, profiles)
 	st.Rounds = int32(study.Repetitions(&studyObj.Spec))
-	st.Schedule = study.Schedule(st.Cells, int(st.Rounds), *st.Seed)
+	st.Schedule = study.Schedule(st.Cells, int(st.Rounds), study.RoundsTogether(&studyObj.Spec), *st.Seed)
 	st.NextRun, st.Phase = 0, v1alpha1.StudyRunning
 	pruned := len(st.Cells) - countCells(st.Cells, func(c *v1alpha1.StudyCell) bool { return c.State != v1alpha1.CellPruned })
 	msg := fmt.Sprintf("%d cells (%d pruned by the constraints), %d repetitions in randomized interleaved order, seed %d",
@@ -422,22 +422,23 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 	return ctrl.Result{}, nil
 }
 
-// extend adds a round once every scheduled one ran, when spec.precision asks for it: the
-// seeded schedule grows by one round (the rounds that ran stay as they were) and the cells
-// measured so far are measured again; their datastores are still up (in a Switched study, one
-// profile at a time).
+// extend adds rounds once every scheduled one ran, when spec.precision asks for it: the
+// seeded schedule grows by a block (study.RoundsTogether; the rounds that ran stay as they
+// were) and the cells measured so far are measured again; their datastores are still up (in a
+// Switched study, one profile at a time).
 func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl.Result, error) {
 	st := &s.study.Status
 	rounds := int(st.Rounds)
 	if rounds == 0 {
 		rounds = study.Repetitions(&s.study.Spec) // planned before status.rounds existed
 	}
-	add, why := study.AddRound(study.Analyze(s.study.Name, &s.study.Spec, *st.Seed, st.Cells), rounds)
+	together := study.RoundsTogether(&s.study.Spec)
+	add, why := study.AddRound(study.Analyze(s.study.Name, &s.study.Spec, *st.Seed, st.Cells), rounds, together)
 	if !add {
 		return ctrl.Result{}, nil
 	}
-	st.Rounds = int32(rounds + 1)
-	st.Schedule = study.Schedule(st.Cells, rounds+1, *st.Seed)
+	st.Rounds = int32(rounds + together)
+	st.Schedule = study.Schedule(st.Cells, rounds+together, together, *st.Seed)
 	again := v1alpha1.CellMeasuring
 	if study.Switched(&s.study.Spec) {
 		again = v1alpha1.CellStandby // until the switch to its profile

@@ -70,8 +70,9 @@ func moreRounds(c cellComparison, budget float64) (int, bool) {
 const minRoundsForCI = 6
 
 // roundTime is the least a round takes: every measured cell's warm-up and run, one after the
-// other, and in a Switched study the median of the switches into its profile so far. Zero when
-// runs stop after an operation count rather than a duration.
+// other, and in a Switched study its share of the median switch into its profile so far (one
+// switch per block of rounds, RoundsTogether). Zero when runs stop after an operation count
+// rather than a duration.
 func roundTime(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) time.Duration {
 	if spec.Workload.OperationCount != nil && spec.Workload.Duration == nil {
 		return 0
@@ -93,7 +94,7 @@ func roundTime(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) tim
 		}
 		total += run + warm
 		if seconds := switchSeconds(&c); len(seconds) > 0 && Switched(spec) {
-			total += time.Duration(stats.Median(seconds) * float64(time.Second))
+			total += time.Duration(stats.Median(seconds) * float64(time.Second) / float64(RoundsTogether(spec)))
 		}
 	}
 	return total

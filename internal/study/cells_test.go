@@ -251,9 +251,71 @@ func TestReportListsSwitches(t *testing.T) {
 		t.Errorf("method does not explain the switches: %s", r.Method)
 	}
 	// What more rounds would cost counts the switches they take: two runs of 20 s after 30 s
-	// of warm-up, and the median switch into tls.
+	// of warm-up, and half the median switch into tls (one switch per two rounds).
 	spec.Workload.Duration, spec.WarmUp = &metav1.Duration{Duration: 20 * time.Second}, &metav1.Duration{Duration: 30 * time.Second}
-	if got, want := roundTime(spec, cells), 220*time.Second; got != want {
+	if got, want := roundTime(spec, cells), 160*time.Second; got != want {
 		t.Errorf("a round takes at least %s, want %s", got, want)
+	}
+}
+
+// A Switched study runs each profile twice per switch: rounds pair up in one shared order, so
+// a schedule has half the changes of profile, every round still holds every cell once, and the
+// rounds a stopping rule adds leave those that ran as they were.
+func TestSwitchedRoundsRunEachCellTwicePerSwitch(t *testing.T) {
+	spec := &v1alpha1.TradeoffStudySpec{Datastores: v1alpha1.DatastoresSwitched,
+		Matrix: v1alpha1.StudyMatrix{Profiles: []string{"a", "b", "c", "d", "e"}, Baseline: "a"}}
+	cells := Cells("s", spec, map[string]Profile{})
+	together := RoundsTogether(spec)
+	if together != 2 || RoundsTogether(&v1alpha1.TradeoffStudySpec{}) != 1 {
+		t.Fatalf("rounds together: %d switched, %d per cell; want 2 and 1", together, RoundsTogether(&v1alpha1.TradeoffStudySpec{}))
+	}
+	changes := func(schedule []string) int {
+		n := 0
+		for i := 1; i < len(schedule); i++ {
+			if schedule[i] != schedule[i-1] {
+				n++
+			}
+		}
+		return n
+	}
+	for _, rounds := range []int{5, 6} {
+		schedule := Schedule(cells, rounds, together, 7)
+		if len(schedule) != 5*rounds {
+			t.Fatalf("%d rounds: %d entries, want %d", rounds, len(schedule), 5*rounds)
+		}
+		// The k-th run of every cell belongs to round k: each round holds every cell once.
+		byRound := map[int][]string{}
+		for pos, name := range schedule {
+			k := Repetition(schedule, pos)
+			byRound[k] = append(byRound[k], name)
+		}
+		for k, names := range byRound {
+			if slices.Sort(names); !slices.Equal(names, []string{"a-on-3", "b-on-3", "c-on-3", "d-on-3", "e-on-3"}) {
+				t.Errorf("%d rounds: round %d holds %v", rounds, k+1, names)
+			}
+		}
+		// Blocks of two rounds run each cell twice in a row; an odd count starts with one round.
+		blocks := rounds / 2
+		if rounds%2 == 1 {
+			blocks++
+		}
+		if got, most := changes(schedule), 5*blocks-1; got > most || got < most-blocks+1 {
+			t.Errorf("%d rounds: %d changes of cell, want about %d: %v", rounds, got, most, schedule)
+		}
+		first := 0
+		if rounds%2 == 1 {
+			first = 5
+		}
+		for pos := first; pos < len(schedule); pos += 2 {
+			if schedule[pos] != schedule[pos+1] {
+				t.Errorf("%d rounds: positions %d and %d are %s and %s; a paired block runs a cell twice in a row", rounds, pos, pos+1, schedule[pos], schedule[pos+1])
+			}
+		}
+		if longer := Schedule(cells, rounds+together, together, 7); !slices.Equal(longer[:len(schedule)], schedule) {
+			t.Errorf("adding a block to %d rounds reordered what ran:\n%v\n%v", rounds, schedule, longer)
+		}
+	}
+	if slices.Equal(Schedule(cells, 6, 1, 7), Schedule(cells, 6, 2, 7)) {
+		t.Error("a study of one datastore per cell runs its rounds apart, not in pairs")
 	}
 }

@@ -165,25 +165,51 @@ func violation(c *v1alpha1.StudyConstraints, p Profile) string {
 	return strings.Join(reasons, "; ")
 }
 
-// Schedule is step 4, the experiment plan: repetitions rounds, each a fresh random permutation
-// of the cells to measure (randomized multiple interleaved trials, Abedi and Brecht, ICPE
-// 2017), so drift on a shared machine hits every cell alike instead of the last one
-// measured. The same seed gives the same order.
-func Schedule(cells []v1alpha1.StudyCell, repetitions int, seed int64) []string {
+// Schedule is step 4, the experiment plan: rounds of a fresh random permutation of the cells
+// to measure (randomized multiple interleaved trials, Abedi and Brecht, ICPE 2017), so drift
+// on a shared machine hits every cell alike instead of the last one measured. The same seed
+// gives the same order.
+//
+// together rounds share one permutation and run each cell that many times in a row (see
+// RoundsTogether); with a number of rounds that is no multiple of it, the first block is the
+// short one, so the schedule of n rounds is a prefix of that of n+together and the rounds that
+// ran stay as they were when the stopping rule adds a block.
+func Schedule(cells []v1alpha1.StudyCell, rounds, together int, seed int64) []string {
 	var active []string
 	for _, c := range cells {
 		if c.State != v1alpha1.CellPruned {
 			active = append(active, c.Name)
 		}
 	}
+	together = max(together, 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec0ed))
-	out := make([]string, 0, len(active)*repetitions)
-	for range repetitions {
-		round := slices.Clone(active)
-		rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-		out = append(out, round...)
+	out := make([]string, 0, len(active)*rounds)
+	for block := rounds % together; rounds > 0; block = together {
+		if block == 0 {
+			block = together
+		}
+		order := slices.Clone(active)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, name := range order {
+			for range block {
+				out = append(out, name)
+			}
+		}
+		rounds -= block
 	}
 	return out
+}
+
+// RoundsTogether is how many rounds run each cell back to back: two in a Switched study, where
+// a switch between profiles takes minutes (seed 001's took 56 to 222 s on Kind, as long as the
+// run itself), so two runs per switch halve the switches; one otherwise. The paired analysis
+// still compares like with like: in both rounds of a block every run is, for every cell, the
+// first (or the second) after its switch.
+func RoundsTogether(spec *v1alpha1.TradeoffStudySpec) int {
+	if Switched(spec) {
+		return 2
+	}
+	return 1
 }
 
 // Repetition is the index of the schedule entry at position among its cell's entries: the

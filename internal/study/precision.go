@@ -58,16 +58,21 @@ func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64)
 	return out
 }
 
-// AddRound decides, once every scheduled round has run, whether the stopping rule asks for one
-// more: some compared cell is less precise than the target and the study is below its maximum.
-// why names those cells.
-func AddRound(a Analysis, rounds int) (add bool, why string) {
+// AddRound decides, once every scheduled round has run, whether the stopping rule asks for
+// another block of together rounds (RoundsTogether): some compared cell is less precise than
+// the target and the block fits under the maximum. why names those cells.
+func AddRound(a Analysis, rounds, together int) (add bool, why string) {
 	p := a.Report.Precision
-	if p == nil || len(p.Imprecise) == 0 || rounds >= p.MaxRounds {
+	together = max(together, 1)
+	if p == nil || len(p.Imprecise) == 0 || rounds+together > p.MaxRounds {
 		return false, ""
 	}
-	return true, fmt.Sprintf("round %d of at most %d: the overhead intervals of %s are wider than ±%s points",
-		rounds+1, p.MaxRounds, strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
+	which := fmt.Sprintf("round %d", rounds+1)
+	if together > 1 {
+		which = fmt.Sprintf("rounds %d to %d", rounds+1, rounds+together)
+	}
+	return true, fmt.Sprintf("%s of at most %d: the overhead intervals of %s are wider than ±%s points",
+		which, p.MaxRounds, strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
 }
 
 // rounds the cells ran: the highest round a run records, at least the planned repetitions.

@@ -66,7 +66,7 @@ func TestCellsPruneByConstraintsButKeepTheBaseline(t *testing.T) {
 
 func TestScheduleInterleavesRandomlyAndRepeatably(t *testing.T) {
 	cells := Cells("s", spec(), profiles)
-	sched := Schedule(cells, 5, 42)
+	sched := Schedule(cells, 5, 1, 42)
 	if len(sched) != 8*5 {
 		t.Fatalf("%d entries, want 8 cells × 5", len(sched))
 	}
@@ -89,10 +89,10 @@ func TestScheduleInterleavesRandomlyAndRepeatably(t *testing.T) {
 	if len(orders) < 4 {
 		t.Errorf("rounds repeat the same order: %v", sched)
 	}
-	if !slices.Equal(sched, Schedule(cells, 5, 42)) {
+	if !slices.Equal(sched, Schedule(cells, 5, 1, 42)) {
 		t.Error("the same seed gave another order")
 	}
-	if slices.Equal(sched, Schedule(cells, 5, 43)) {
+	if slices.Equal(sched, Schedule(cells, 5, 1, 43)) {
 		t.Error("another seed gave the same order")
 	}
 	if got := Repetition(sched, len(sched)-1); got != 4 {
@@ -282,7 +282,7 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	s := spec()
 	s.Precision = &v1alpha1.StudyPrecision{HalfWidthPercent: 3, MaxRounds: 8}
 	cells := measured(t)
-	if add, why := AddRound(Analyze("s", s, 42, cells), 6); add {
+	if add, why := AddRound(Analyze("s", s, 42, cells), 6, 1); add {
 		t.Errorf("every interval is within ±1 point, yet a round was added: %s", why)
 	}
 	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval within ±3.0 points, at most 8 rounds): reached after 6 rounds.") {
@@ -291,22 +291,29 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 
 	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000) // 8.0..20.1%
 	a := Analyze("s", s, 42, cells)
-	add, why := AddRound(a, 6)
+	add, why := AddRound(a, 6, 1)
 	if !add || why != "round 7 of at most 8: the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) are wider than ±3.0 points" {
 		t.Errorf("add %v: %s", add, why)
 	}
-	if add, _ := AddRound(a, 8); add {
+	if add, _ := AddRound(a, 8, 1); add {
 		t.Error("a round was added beyond maxRounds")
+	}
+	// A Switched study adds its rounds in pairs, and none where a pair would pass the maximum.
+	if add, why := AddRound(a, 6, 2); !add || !strings.HasPrefix(why, "rounds 7 to 8 of at most 8: ") {
+		t.Errorf("add %v: %s", add, why)
+	}
+	if add, _ := AddRound(a, 7, 2); add {
+		t.Error("a pair of rounds was added beyond maxRounds")
 	}
 	if got := a.Report.Text(); !strings.Contains(got, "not reached after 6 rounds by tls13-aes256gcm-on-3 (8.0..20.1%).") {
 		t.Errorf("text report does not name the imprecise cell:\n%s", got)
 	}
-	if add, _ := AddRound(Analyze("s", spec(), 42, cells), 6); add {
+	if add, _ := AddRound(Analyze("s", spec(), 42, cells), 6, 1); add {
 		t.Error("a study without spec.precision added a round")
 	}
 
-	planned := Schedule(cells, 6, 42)
-	if extended := Schedule(cells, 7, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
+	planned := Schedule(cells, 6, 1, 42)
+	if extended := Schedule(cells, 7, 1, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
 		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", planned, extended)
 	}
 }
