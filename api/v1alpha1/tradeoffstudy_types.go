@@ -225,8 +225,10 @@ type TradeoffStudySpec struct {
 	// restart, or HBase's one step), waiting for Ready and a verified wire before the run: only
 	// the measured profile's nodes run, so clusters that cannot stand side by side (seven 3+3
 	// HBase clusters on one machine) can still be compared. A switch is never measured; its
-	// duration is recorded per cell (status.cells[].switchDurations). Profiles that differ in
-	// atRest.volume, which no running datastore can change, get datastores of their own.
+	// duration is recorded per cell (status.cells[].switchDurations). Rounds then come in
+	// pairs that run each profile twice per switch (the first round alone when their number is
+	// odd). Profiles that differ in atRest.volume, which no running datastore can change, get
+	// datastores of their own.
 	// +optional
 	// +kubebuilder:default=PerCell
 	Datastores StudyDatastores `json:"datastores,omitempty"`
