@@ -12,5 +12,6 @@ minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
 ldflags="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 for name in "$@"; do
   [[ -d $root/hack/build/kube/cmd/$name ]] || { echo "kube-binaries: no wrapper for $name in hack/build/kube/cmd" >&2; exit 1; }
-  dirname "$("$root/hack/build/build-go-binary.sh" "$name" "$root/hack/build/kube" "./cmd/$name" "$KUBE_VERSION" "$ldflags")"
+  bin=$("$root/hack/build/build-go-binary.sh" "$name" "$root/hack/build/kube" "./cmd/$name" "$KUBE_VERSION" "$ldflags")
+  dirname "$bin"
 done
