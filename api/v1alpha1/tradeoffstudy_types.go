@@ -205,7 +205,8 @@ type StudyCost struct {
 // TradeoffStudySpec declares a study: design space, constraints, preferences, experiment plan
 // and decision rule. Only paused and cancel can change after creation: the cells, the seeded
 // order and every run measured so far belong to the design they were planned from.
-// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision) && has(self.background) == has(oldSelf.background) && (!has(self.background) || self.background == oldSelf.background) && has(self.steadyWarmUp) == has(oldSelf.steadyWarmUp) && (!has(self.steadyWarmUp) || self.steadyWarmUp == oldSelf.steadyWarmUp) && has(self.datastores) == has(oldSelf.datastores) && (!has(self.datastores) || self.datastores == oldSelf.datastores)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.matrix == oldSelf.matrix && self.workload == oldSelf.workload && has(self.constraints) == has(oldSelf.constraints) && (!has(self.constraints) || self.constraints == oldSelf.constraints) && has(self.load) == has(oldSelf.load) && (!has(self.load) || self.load == oldSelf.load) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.warmUp) == has(oldSelf.warmUp) && (!has(self.warmUp) || self.warmUp == oldSelf.warmUp) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.decision) == has(oldSelf.decision) && (!has(self.decision) || self.decision == oldSelf.decision) && has(self.cost) == has(oldSelf.cost) && (!has(self.cost) || self.cost == oldSelf.cost) && has(self.precision) == has(oldSelf.precision) && (!has(self.precision) || self.precision == oldSelf.precision) && has(self.background) == has(oldSelf.background) && (!has(self.background) || self.background == oldSelf.background) && has(self.steadyWarmUp) == has(oldSelf.steadyWarmUp) && (!has(self.steadyWarmUp) || self.steadyWarmUp == oldSelf.steadyWarmUp) && has(self.datastores) == has(oldSelf.datastores) && (!has(self.datastores) || self.datastores == oldSelf.datastores) && has(self.runsPerSwitch) == has(oldSelf.runsPerSwitch) && (!has(self.runsPerSwitch) || self.runsPerSwitch == oldSelf.runsPerSwitch)",message="a study's design cannot change once it exists, only paused and cancel can: create a new TradeoffStudy (or delete this one) to run a different experiment"
+// +kubebuilder:validation:XValidation:rule="!has(self.runsPerSwitch) || (has(self.datastores) && self.datastores == 'Switched')",message="spec.runsPerSwitch counts runs between switches of a shared datastore: set spec.datastores: Switched, or remove runsPerSwitch (each cell of a PerCell study keeps its own datastore)",fieldPath=".runsPerSwitch"
 // +kubebuilder:validation:XValidation:rule="!has(self.matrix.fieldLengths) || !has(self.workload.fieldLength)",message="spec.workload.fieldLength and spec.matrix.fieldLengths both set the value size: keep one (matrix.fieldLengths makes it a factor of the study)",fieldPath=".workload.fieldLength"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.storage) || (!has(self.warmUp) && !has(self.steadyWarmUp) && (!has(self.load) || ((!has(self.load.mode) || self.load.mode == 'MaxThroughput') && (!has(self.load.clientPods) || self.load.clientPods == 1))))",message="spec.workload.storage runs fio once per run on a new scratch volume: leave out warmUp and steadyWarmUp, and use one client pod at full speed (no load.mode FixedRate)"
 // +kubebuilder:validation:XValidation:rule="!has(self.matrix.fieldLengths) || !has(self.workload.storage)",message="spec.matrix.fieldLengths varies the YCSB value size: a storage workload has none; remove matrix.fieldLengths (set workload.storage.blockSizeKiB instead)",fieldPath=".matrix.fieldLengths"
@@ -227,11 +228,22 @@ type TradeoffStudySpec struct {
 	// HBase clusters on one machine) can still be compared. A switch is never measured; its
 	// duration is recorded per cell (status.cells[].switchDurations). Rounds then come in
 	// pairs that run each profile twice per switch (the first round alone when their number is
-	// odd). Profiles that differ in atRest.volume, which no running datastore can change, get
-	// datastores of their own.
+	// odd; see runsPerSwitch). Profiles that differ in atRest.volume, which no running
+	// datastore can change, get datastores of their own.
 	// +optional
 	// +kubebuilder:default=PerCell
 	Datastores StudyDatastores `json:"datastores,omitempty"`
+	// runsPerSwitch: in a Switched study, how many rounds share one order and run each profile
+	// back to back after a single switch. Defaults to 2. More saves switches (seed 001's took
+	// one to four minutes each on Kind, longer than a run) at the price of drift: the runs a
+	// round pairs lie further apart in time. Every round still runs each profile once, and a
+	// round's runs are all the same rank after their switch (first, second, ...), so the paired
+	// comparison sets like beside like. With a number of rounds that is no multiple of it, the
+	// first block is the short one, and rounds added for precision come runsPerSwitch at a time.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=6
+	RunsPerSwitch *int32 `json:"runsPerSwitch,omitempty"`
 	// constraints (step 2) prune cells whose profile misses a compliance preset or a minimum
 	// security rank; pruned cells are listed in status with the reason, never run.
 	// +optional

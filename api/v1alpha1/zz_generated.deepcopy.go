@@ -1847,6 +1847,11 @@ func (in *TradeoffStudySpec) DeepCopyInto(out *TradeoffStudySpec) {
 	*out = *in
 	in.Template.DeepCopyInto(&out.Template)
 	in.Matrix.DeepCopyInto(&out.Matrix)
+	if in.RunsPerSwitch != nil {
+		in, out := &in.RunsPerSwitch, &out.RunsPerSwitch
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Constraints != nil {
 		in, out := &in.Constraints, &out.Constraints
 		*out = new(StudyConstraints)

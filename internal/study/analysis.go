@@ -137,21 +137,24 @@ const methodComparison = "Overhead: 1 - exp(Hodges-Lehmann estimate of the log "
 	"to restore baseline capacity, 1/(1 - overhead) - 1, assuming capacity scales linearly with nodes."
 
 // methodOf says how the study measured and compared.
-// methodSwitched: what a Switched study does between runs.
-const methodSwitched = "The profiles of one acceleration and size share a datastore (spec.datastores Switched): the " +
-	"study switches it to a profile through the operator's live-change path and waits until it is Ready and its wire " +
-	"verified; the switch is not measured (its durations are listed per cell), every switch restarts the nodes, so every " +
-	"run warms up for spec.warmUp (a cell's first run until steady, where the load allows) and a cell's first run loads " +
-	"its data. Rounds come in pairs that share one order and run each profile twice after its switch (the first round " +
-	"alone when their number is odd): half the switches, and a round's runs are all first, or all second, after their " +
-	"switch, so the paired comparison sets like beside like. "
+// methodSwitched: what a Switched study does between runs, with runs per switch.
+func methodSwitched(runs int) string {
+	return "The profiles of one acceleration and size share a datastore (spec.datastores Switched): the study switches " +
+		"it to a profile through the operator's live-change path and waits until it is Ready and its wire verified; the " +
+		"switch is not measured (its durations are listed per cell), every switch restarts the nodes, so every run warms " +
+		"up for spec.warmUp (a cell's first run until steady, where the load allows) and a cell's first run loads its " +
+		fmt.Sprintf("data. Rounds come in blocks of %d (spec.runsPerSwitch) that share one order and run each profile %d ", runs, runs) +
+		"times in a row after its switch (the first block is the short one when the rounds are no multiple of it): fewer " +
+		"switches, and a round's runs are all of the same rank after their switch, so the paired comparison sets like " +
+		"beside like. "
+}
 
 func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
 	switch {
 	case spec.Workload.Storage != nil:
 		return methodRounds + methodStorage + methodComparison
 	case Switched(spec):
-		return methodRounds + methodSwitched + methodComparison
+		return methodRounds + methodSwitched(RoundsTogether(spec)) + methodComparison
 	}
 	return methodRounds + methodWarmUp + methodComparison
 }

@@ -247,7 +247,7 @@ func TestReportListsSwitches(t *testing.T) {
 			t.Errorf("%s report lacks the switches of tls-on-3 alone:\n%s", format, out)
 		}
 	}
-	if !strings.Contains(r.Method, "the switch is not measured") {
+	if !strings.Contains(r.Method, "the switch is not measured") || !strings.Contains(r.Method, "Rounds come in blocks of 2 (spec.runsPerSwitch)") {
 		t.Errorf("method does not explain the switches: %s", r.Method)
 	}
 	// What more rounds would cost counts the switches they take: two runs of 20 s after 30 s
@@ -317,5 +317,19 @@ func TestSwitchedRoundsRunEachCellTwicePerSwitch(t *testing.T) {
 	}
 	if slices.Equal(Schedule(cells, 6, 1, 7), Schedule(cells, 6, 2, 7)) {
 		t.Error("a study of one datastore per cell runs its rounds apart, not in pairs")
+	}
+	// spec.runsPerSwitch: three rounds per switch, six rounds in two blocks of one order each.
+	spec.RunsPerSwitch = ptr.To[int32](3)
+	if RoundsTogether(spec) != 3 {
+		t.Fatalf("runsPerSwitch 3: %d rounds together", RoundsTogether(spec))
+	}
+	schedule := Schedule(cells, 6, 3, 7)
+	for pos := 0; pos < len(schedule); pos += 3 {
+		if run := schedule[pos : pos+3]; run[0] != run[1] || run[1] != run[2] {
+			t.Errorf("positions %d to %d: %v; a block of three rounds runs a cell three times in a row", pos, pos+2, run)
+		}
+	}
+	if got := changes(schedule); got > 9 {
+		t.Errorf("six rounds of five cells, three per switch: %d changes of cell, want at most 9", got)
 	}
 }

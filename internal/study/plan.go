@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	"secured.dev/operator/api/v1alpha1"
 )
 
@@ -18,6 +20,8 @@ const (
 	// DefaultRepetitions: the paired signed-rank test needs 6 rounds to ever reach p < 0.05.
 	DefaultRepetitions = 6
 	DefaultClusterSize = 3
+	// DefaultRunsPerSwitch of a Switched study: half the switches of one run per switch.
+	DefaultRunsPerSwitch = 2
 )
 
 // Profile is what the plan needs to know of an EncryptionProfile.
@@ -200,16 +204,16 @@ func Schedule(cells []v1alpha1.StudyCell, rounds, together int, seed int64) []st
 	return out
 }
 
-// RoundsTogether is how many rounds run each cell back to back: two in a Switched study, where
-// a switch between profiles takes minutes (seed 001's took 56 to 222 s on Kind, as long as the
-// run itself), so two runs per switch halve the switches; one otherwise. The paired analysis
-// still compares like with like: in both rounds of a block every run is, for every cell, the
-// first (or the second) after its switch.
+// RoundsTogether is how many rounds run each cell back to back: in a Switched study, where a
+// switch between profiles takes minutes (seed 001's took 56 to 222 s on Kind, as long as the
+// run itself), spec.runsPerSwitch (default 2, half the switches); one otherwise. The paired
+// analysis still compares like with like: in each round of a block every run is, for every
+// cell, the same rank after its switch.
 func RoundsTogether(spec *v1alpha1.TradeoffStudySpec) int {
-	if Switched(spec) {
-		return 2
+	if !Switched(spec) {
+		return 1
 	}
-	return 1
+	return int(ptr.Deref(spec.RunsPerSwitch, DefaultRunsPerSwitch))
 }
 
 // Repetition is the index of the schedule entry at position among its cell's entries: the
