@@ -437,8 +437,11 @@ func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl
 	if !add {
 		return ctrl.Result{}, nil
 	}
+	// Only the new block is appended: a study planned by an operator that ordered its rounds
+	// otherwise keeps the schedule it ran.
+	planned := study.Schedule(st.Cells, rounds+together, together, *st.Seed)
 	st.Rounds = int32(rounds + together)
-	st.Schedule = study.Schedule(st.Cells, rounds+together, together, *st.Seed)
+	st.Schedule = append(st.Schedule, planned[min(len(st.Schedule), len(planned)):]...)
 	again := v1alpha1.CellMeasuring
 	if study.Switched(&s.study.Spec) {
 		again = v1alpha1.CellStandby // until the switch to its profile
