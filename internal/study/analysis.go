@@ -136,7 +136,6 @@ const methodComparison = "Overhead: 1 - exp(Hodges-Lehmann estimate of the log "
 	"per operation when every compared cell has it, unless spec.decision.metric says otherwise. Cost: extra nodes " +
 	"to restore baseline capacity, 1/(1 - overhead) - 1, assuming capacity scales linearly with nodes."
 
-// methodOf says how the study measured and compared.
 // methodSwitched: what a Switched study does between runs, with runs per switch.
 func methodSwitched(runs int) string {
 	return "The profiles of one acceleration and size share a datastore (spec.datastores Switched): the study switches " +
@@ -149,6 +148,7 @@ func methodSwitched(runs int) string {
 		"beside like. "
 }
 
+// methodOf says how the study measured and compared.
 func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
 	switch {
 	case spec.Workload.Storage != nil:
