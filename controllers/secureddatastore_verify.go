@@ -58,7 +58,7 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	if c := ds.Status.Certificates; c != nil && c.NotAfter != nil {
 		issued = c.NotAfter.Time
 	}
-	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, issued, time.Now(), verify.Interval(verdict(), interval)); wait > 0 {
+	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, issued, time.Now(), verify.Interval(verdict(), ensureEncryptionStatus(ds).Observed, interval)); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
@@ -110,7 +110,7 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 			r.Recorder.Eventf(ds, nil, corev1.EventTypeWarning, worst, "ProbeWire", "%s", msg)
 		}
 	}
-	return ctrl.Result{RequeueAfter: verify.Interval(verdict(), interval)}, nil
+	return ctrl.Result{RequeueAfter: verify.Interval(verdict(), observed, interval)}, nil
 }
 
 // withIdentities asks every endpoint to prove it is its pod, host(pod) by name, with a

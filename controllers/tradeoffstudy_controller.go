@@ -347,7 +347,7 @@ func (r *TradeoffStudyReconciler) failCell(s *studyScope, cell *v1alpha1.StudyCe
 
 // observeCell moves the cell on from its datastore's conditions and says so in an event.
 func (r *TradeoffStudyReconciler) observeCell(s *studyScope, cell *v1alpha1.StudyCell, ds *v1alpha1.SecuredDatastore) {
-	switch failed, measurable := study.ObserveCell(cell, ds.Status.Conditions); {
+	switch failed, measurable := study.ObserveCell(cell, &ds.Status); {
 	case failed:
 		r.failCell(s, cell, "Provision", cell.Reason)
 	case measurable:

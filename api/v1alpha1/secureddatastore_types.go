@@ -251,8 +251,9 @@ type PlacementSpec struct {
 // VerificationSpec tunes the wire prober.
 type VerificationSpec struct {
 	// interval between wire probes of every endpoint. A probe also runs after each change and
-	// when a pod restarts, and every 30s while an endpoint still serves a certificate other than
-	// the one issued last (a renewal the nodes have not reloaded yet). Defaults to 5m.
+	// when a pod restarts, every 30s while an endpoint still serves a certificate other than
+	// the one issued last (a renewal the nodes have not reloaded yet), and 30s after a failed
+	// verdict until a second probe has seen it again. Defaults to 5m.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('30s')",message="interval must be at least 30s, written like 5m"
 	Interval *metav1.Duration `json:"interval,omitempty"`

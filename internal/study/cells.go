@@ -7,16 +7,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/verify"
 )
 
-// ObserveCell moves a live cell on from its datastore's conditions: Provisioning while the
+// ObserveCell moves a live cell on from its datastore's status: Provisioning while the
 // datastore is not Ready, Measuring once it is Ready and its wire verified, Failed when its
 // profile does not resolve or the wire carries something else. A study never measures a
 // profile the wire does not carry; an unreachable endpoint or an incomplete probe is not a
-// verdict on the profile, so the cell waits for the next probe. It reports whether the cell failed or became measurable
+// verdict on the profile, nor is a mismatch no later probe has confirmed (verify.Confirmed):
+// the cell waits for the next probe. It reports whether the cell failed or became measurable
 // in this observation.
-func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, measurable bool) {
+func ObserveCell(cell *v1alpha1.StudyCell, st *v1alpha1.SecuredDatastoreStatus) (failed, measurable bool) {
+	conds := st.Conditions
 	verified := condition(conds, v1alpha1.ConditionEncryptionVerified)
+	var observed []v1alpha1.ObservedChannel
+	if st.Encryption != nil {
+		observed = st.Encryption.Observed
+	}
 	fail := func(reason string) (bool, bool) {
 		cell.State, cell.Reason = v1alpha1.CellFailed, reason
 		return true, false
@@ -28,8 +35,8 @@ func ObserveCell(cell *v1alpha1.StudyCell, conds []metav1.Condition) (failed, me
 		if cell.State == v1alpha1.CellPending {
 			cell.State = v1alpha1.CellProvisioning
 		}
-	case verified.Status == metav1.ConditionFalse && verified.Reason != v1alpha1.ReasonUnreachable && verified.Reason != v1alpha1.ReasonProbeIncomplete:
-		return fail(fmt.Sprintf("the wire does not match the profile (EncryptionVerified=False %s: %s)", verified.Reason, verified.Message))
+	case verified.Status == metav1.ConditionFalse && !verify.Inconclusive(verified.Reason) && verify.Confirmed(&verified, observed):
+		return fail(fmt.Sprintf("the wire does not match the profile (EncryptionVerified=False %s, confirmed by a second probe: %s)", verified.Reason, verified.Message))
 	case verified.Status == metav1.ConditionTrue && cell.State != v1alpha1.CellMeasuring:
 		cell.State = v1alpha1.CellMeasuring
 		return false, true

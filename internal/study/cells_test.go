@@ -15,13 +15,19 @@ import (
 )
 
 func TestObserveCell(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 19, 21, 47, 0, time.UTC)
 	c := func(typ string, s metav1.ConditionStatus, reason string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: "says " + reason}
+		return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: "says " + reason, LastTransitionTime: metav1.NewTime(t0)}
 	}
+	probed := func(at time.Time) *v1alpha1.EncryptionStatus {
+		return &v1alpha1.EncryptionStatus{Observed: []v1alpha1.ObservedChannel{{LastProbeTime: metav1.NewTime(at)}, {LastProbeTime: metav1.NewTime(at)}}}
+	}
+	once, again := probed(t0.Add(-3*time.Second)), probed(t0.Add(30*time.Second))
 	ready := c(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonNodesReady)
 	tests := map[string]struct {
 		state              v1alpha1.CellState
 		conds              []metav1.Condition
+		probes             *v1alpha1.EncryptionStatus
 		want               v1alpha1.CellState
 		failed, measurable bool
 		reason             string
@@ -31,22 +37,28 @@ func TestObserveCell(t *testing.T) {
 			want: v1alpha1.CellFailed, failed: true, reason: "its profile does not resolve for this datastore: says InvalidProfile"},
 		"ready, not yet probed": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready}, want: v1alpha1.CellProvisioning},
 		"ready and verified": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionTrue, v1alpha1.ReasonVerified)},
-			want: v1alpha1.CellMeasuring, measurable: true},
+			probes: once, want: v1alpha1.CellMeasuring, measurable: true},
 		"already measuring": {state: v1alpha1.CellMeasuring, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionTrue, v1alpha1.ReasonVerified)},
-			want: v1alpha1.CellMeasuring},
-		"the wire drifts": {state: v1alpha1.CellMeasuring, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonCipherSuiteDrift)},
-			want: v1alpha1.CellFailed, failed: true, reason: "the wire does not match the profile (EncryptionVerified=False CipherSuiteDrift: says CipherSuiteDrift)"},
+			probes: again, want: v1alpha1.CellMeasuring},
+		"the wire drifts, confirmed": {state: v1alpha1.CellMeasuring, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonCipherSuiteDrift)},
+			probes: again, want: v1alpha1.CellFailed, failed: true,
+			reason: "the wire does not match the profile (EncryptionVerified=False CipherSuiteDrift, confirmed by a second probe: says CipherSuiteDrift)"},
+		"plaintext accepted in one probe waits for the next": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonPlaintextAccepted)},
+			probes: once, want: v1alpha1.CellProvisioning},
+		"plaintext accepted, confirmed": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonPlaintextAccepted)},
+			probes: again, want: v1alpha1.CellFailed, failed: true,
+			reason: "the wire does not match the profile (EncryptionVerified=False PlaintextAccepted, confirmed by a second probe: says PlaintextAccepted)"},
 		"an unreachable endpoint is no verdict": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonUnreachable)},
-			want: v1alpha1.CellProvisioning},
+			probes: again, want: v1alpha1.CellProvisioning},
 		"an incomplete probe is no verdict": {state: v1alpha1.CellProvisioning, conds: []metav1.Condition{ready, c(v1alpha1.ConditionEncryptionVerified, metav1.ConditionFalse, v1alpha1.ReasonProbeIncomplete)},
-			want: v1alpha1.CellProvisioning},
+			probes: again, want: v1alpha1.CellProvisioning},
 		"a measuring cell whose datastore restarts waits": {state: v1alpha1.CellMeasuring, conds: []metav1.Condition{c(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDegraded)},
 			want: v1alpha1.CellMeasuring},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cell := v1alpha1.StudyCell{Name: "cell", State: tc.state}
-			failed, measurable := ObserveCell(&cell, tc.conds)
+			failed, measurable := ObserveCell(&cell, &v1alpha1.SecuredDatastoreStatus{Conditions: tc.conds, Encryption: tc.probes})
 			if cell.State != tc.want || failed != tc.failed || measurable != tc.measurable {
 				t.Errorf("state %s (failed %v, measurable %v), want %s (%v, %v)", cell.State, failed, measurable, tc.want, tc.failed, tc.measurable)
 			}

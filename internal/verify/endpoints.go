@@ -97,13 +97,39 @@ const InconclusiveRecheck = 30 * time.Second
 
 // Interval is how long the verdict verified (the EncryptionVerified condition, nil before the
 // first) stands before the wire is probed again: the configured interval, or at most
-// InconclusiveRecheck after an inconclusive one.
-func Interval(verified *metav1.Condition, configured time.Duration) time.Duration {
+// InconclusiveRecheck after a verdict that decided nothing or a failed one no later probe has
+// confirmed yet (observed: the last probe of each endpoint).
+func Interval(verified *metav1.Condition, observed []v1alpha1.ObservedChannel, configured time.Duration) time.Duration {
 	if verified != nil && verified.Status == metav1.ConditionFalse &&
-		(verified.Reason == v1alpha1.ReasonUnreachable || verified.Reason == v1alpha1.ReasonProbeIncomplete) {
+		(Inconclusive(verified.Reason) || !Confirmed(verified, observed)) {
 		return min(configured, InconclusiveRecheck)
 	}
 	return configured
+}
+
+// Inconclusive reports whether a failed verdict's reason decides nothing about the profile: an
+// endpoint unreachable, or too busy to answer every question in time.
+func Inconclusive(reason string) bool {
+	return reason == v1alpha1.ReasonUnreachable || reason == v1alpha1.ReasonProbeIncomplete
+}
+
+// Confirmed reports whether the failed verdict verified was seen again: every endpoint was
+// probed after the verdict was first reached (the condition's last transition) and the wire
+// still did not verify. A node caught between a crash and its restart can answer one probe as
+// a server it is not (a 3+3 HBase whose Master crashed on its first start "accepted plaintext"
+// on its TLS-only port in one probe, seconds after its restart, and a study gave up its
+// native-TLS cell on that probe alone), so a study gives a cell up on a confirmed verdict only,
+// while the datastore reports every verdict as it comes.
+func Confirmed(verified *metav1.Condition, observed []v1alpha1.ObservedChannel) bool {
+	if verified == nil || verified.Status != metav1.ConditionFalse || len(observed) == 0 {
+		return false
+	}
+	for _, o := range observed {
+		if !o.LastProbeTime.After(verified.LastTransitionTime.Time) {
+			return false
+		}
+	}
+	return true
 }
 
 // Due returns 0 when the endpoints must be probed now (never probed, a different set of

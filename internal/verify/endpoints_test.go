@@ -83,25 +83,72 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
-// A verdict that decided nothing is retried within InconclusiveRecheck, not at the next
-// periodic probe; a decided one, passed or failed, stands for the configured interval.
+// A verdict that decided nothing, or a failed one no later probe has confirmed, is retried
+// within InconclusiveRecheck, not at the next periodic probe; a passed one, or a failed one
+// seen again, stands for the configured interval.
 func TestInterval(t *testing.T) {
-	for _, tc := range []struct {
+	t0 := time.Date(2026, 11, 29, 19, 21, 47, 0, time.UTC)
+	failed := func(reason string) *metav1.Condition {
+		return &metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, LastTransitionTime: metav1.NewTime(t0)}
+	}
+	probed := func(at ...time.Time) []v1alpha1.ObservedChannel {
+		var o []v1alpha1.ObservedChannel
+		for _, a := range at {
+			o = append(o, v1alpha1.ObservedChannel{LastProbeTime: metav1.NewTime(a)})
+		}
+		return o
+	}
+	before, after := t0.Add(-2*time.Second), t0.Add(InconclusiveRecheck)
+	for name, tc := range map[string]struct {
 		verified *metav1.Condition
+		observed []v1alpha1.ObservedChannel
 		want     time.Duration
 	}{
-		{nil, 5 * time.Minute},
-		{&metav1.Condition{Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonVerified}, 5 * time.Minute},
-		{&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonCipherSuiteDrift}, 5 * time.Minute},
-		{&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonProbeIncomplete}, InconclusiveRecheck},
-		{&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonUnreachable}, InconclusiveRecheck},
+		"never probed":                  {nil, nil, 5 * time.Minute},
+		"verified":                      {&metav1.Condition{Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonVerified}, probed(after), 5 * time.Minute},
+		"drift, once":                   {failed(v1alpha1.ReasonCipherSuiteDrift), probed(before, before), InconclusiveRecheck},
+		"drift, again":                  {failed(v1alpha1.ReasonCipherSuiteDrift), probed(after, after), 5 * time.Minute},
+		"one endpoint not probed again": {failed(v1alpha1.ReasonPlaintextAccepted), probed(after, before), InconclusiveRecheck},
+		"incomplete":                    {failed(v1alpha1.ReasonProbeIncomplete), probed(after), InconclusiveRecheck},
+		"unreachable":                   {failed(v1alpha1.ReasonUnreachable), probed(after), InconclusiveRecheck},
 	} {
-		if got := Interval(tc.verified, 5*time.Minute); got != tc.want {
-			t.Errorf("after %+v: %v, want %v", tc.verified, got, tc.want)
+		if got := Interval(tc.verified, tc.observed, 5*time.Minute); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
 		}
 	}
-	if got := Interval(&metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonUnreachable}, 10*time.Second); got != 10*time.Second {
+	if got := Interval(failed(v1alpha1.ReasonUnreachable), nil, 10*time.Second); got != 10*time.Second {
 		t.Errorf("a configured interval shorter than the recheck: %v", got)
+	}
+}
+
+// A failed verdict is confirmed once every endpoint was probed again after it was reached;
+// a passed verdict, or one from the same probe (same second), is not.
+func TestConfirmed(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 19, 21, 47, 0, time.UTC)
+	at := func(ts ...time.Time) []v1alpha1.ObservedChannel {
+		var o []v1alpha1.ObservedChannel
+		for _, a := range ts {
+			o = append(o, v1alpha1.ObservedChannel{LastProbeTime: metav1.NewTime(a)})
+		}
+		return o
+	}
+	failed := &metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonPlaintextAccepted, LastTransitionTime: metav1.NewTime(t0)}
+	later := t0.Add(31 * time.Second)
+	for name, tc := range map[string]struct {
+		verified *metav1.Condition
+		observed []v1alpha1.ObservedChannel
+		want     bool
+	}{
+		"no verdict":                  {nil, at(later), false},
+		"passed":                      {&metav1.Condition{Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)}, at(later), false},
+		"nothing observed":            {failed, nil, false},
+		"the probe that reached it":   {failed, at(t0, t0), false},
+		"every endpoint probed again": {failed, at(later, later), true},
+		"one endpoint not yet":        {failed, at(later, t0), false},
+	} {
+		if got := Confirmed(tc.verified, tc.observed); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
 	}
 }
 
