@@ -58,7 +58,8 @@ func (r *SecuredDatastoreReconciler) verifyWire(ctx context.Context, s *datastor
 	if c := ds.Status.Certificates; c != nil && c.NotAfter != nil {
 		issued = c.NotAfter.Time
 	}
-	if wait := verify.Due(ensureEncryptionStatus(ds).Observed, endpoints, s.pods, issued, time.Now(), verify.Interval(verdict(), ensureEncryptionStatus(ds).Observed, interval)); wait > 0 {
+	seen := ensureEncryptionStatus(ds).Observed
+	if wait := verify.Due(seen, endpoints, s.pods, issued, time.Now(), verify.Interval(verdict(), seen, interval)); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 

@@ -99,7 +99,7 @@ func finishRepetition(t *testing.T, g Gomega, st *v1alpha1.TradeoffStudy, ops fu
 	cell := cellOf(g, st, name)
 	k := study.Repetition(st.Status.Schedule, pos)
 	bench := study.BenchmarkName(&cell, k)
-	if k == 0 {
+	if k == 0 || study.AfterSwitch(st, &cell, k) { // the first run after a switch loads again
 		finishJob(t, g, bench+"-load", 0, summaryJSON(t, "load", 1000, 0))
 	}
 	finishJob(t, g, bench+"-run-0", 0, summaryJSON(t, "run", ops(name, k), 0))

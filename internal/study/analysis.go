@@ -141,8 +141,9 @@ func methodSwitched(runs int) string {
 	return "The profiles of one acceleration and size share a datastore (spec.datastores Switched): the study switches " +
 		"it to a profile through the operator's live-change path and waits until it is Ready and its wire verified; the " +
 		"switch is not measured (its durations are listed per cell), every switch restarts the nodes, so every run warms " +
-		"up for spec.warmUp (a cell's first run until steady, where the load allows) and a cell's first run loads its " +
-		fmt.Sprintf("data. Rounds come in blocks of %d (spec.runsPerSwitch) that share one order and run each profile %d ", runs, runs) +
+		"up for spec.warmUp, and the first run after each switch loads the data again and warms up until steady where the " +
+		"load allows (without that load, the run after a switch found HBase still reopening its regions). " +
+		fmt.Sprintf("Rounds come in blocks of %d (spec.runsPerSwitch) that share one order and run each profile %d ", runs, runs) +
 		"times in a row after its switch (the first block is the short one when the rounds are no multiple of it): fewer " +
 		"switches, and a round's runs are all of the same rank after their switch, so the paired comparison sets like " +
 		"beside like. "

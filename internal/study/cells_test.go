@@ -345,3 +345,33 @@ func TestSwitchedRoundsRunEachCellTwicePerSwitch(t *testing.T) {
 		t.Errorf("six rounds of five cells, three per switch: %d changes of cell, want at most 9", got)
 	}
 }
+
+// The first run after each switch loads the data again and warms up until steady; runs of the
+// same block, and a cell that stays across a block boundary, reuse what is loaded.
+func TestFirstRunAfterEverySwitchLoads(t *testing.T) {
+	spec := v1alpha1.TradeoffStudySpec{Datastores: v1alpha1.DatastoresSwitched, RunsPerSwitch: ptr.To[int32](2),
+		Matrix:   v1alpha1.StudyMatrix{Profiles: []string{"a", "b"}, Baseline: "a"},
+		Workload: v1alpha1.Workload{Duration: &metav1.Duration{Duration: 30 * time.Second}}}
+	st := &v1alpha1.TradeoffStudy{Spec: spec}
+	st.Name = "s"
+	st.Status.Cells = Cells("s", &spec, map[string]Profile{})
+	st.Status.Schedule = []string{"a-on-3", "a-on-3", "b-on-3", "b-on-3", "b-on-3", "b-on-3", "a-on-3", "a-on-3"}
+	a, b := &st.Status.Cells[0], &st.Status.Cells[1]
+	for _, c := range []struct {
+		cell  *v1alpha1.StudyCell
+		k     int
+		fresh bool
+	}{{a, 0, true}, {a, 1, false}, {b, 0, true}, {b, 1, false}, {b, 2, false}, {b, 3, false}, {a, 2, true}, {a, 3, false}, {a, 9, false}} {
+		if got := AfterSwitch(st, c.cell, c.k); got != c.fresh && c.k > 0 {
+			t.Errorf("%s run %d: after a switch %t, want %t", c.cell.Name, c.k, got, c.fresh)
+		}
+		spec := Benchmark(st, c.cell, c.k).Spec
+		if spec.SkipLoad == c.fresh || (spec.SteadyWarmUp != nil) != c.fresh {
+			t.Errorf("%s run %d: skip load %t, steady warm-up %v; a first run after a switch is %t", c.cell.Name, c.k, spec.SkipLoad, spec.SteadyWarmUp, c.fresh)
+		}
+	}
+	st.Spec.Datastores = v1alpha1.DatastoresPerCell
+	if AfterSwitch(st, a, 2) || !Benchmark(st, a, 2).Spec.SkipLoad {
+		t.Error("a cell with a datastore of its own loads once")
+	}
+}

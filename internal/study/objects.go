@@ -71,11 +71,12 @@ func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha
 }
 
 // Benchmark is the k-th repetition of a cell: one measured run against its datastore. The
-// first repetition loads the data, unless the cell's warm-up did; the others reuse it. A round
-// measured again because the machine was busy gets a benchmark of its own, named after the
-// attempt.
+// first repetition loads the data, unless the cell's warm-up did, and so does the first after
+// each switch of a Switched study (AfterSwitch); the others reuse it. A round measured again
+// because the machine was busy gets a benchmark of its own, named after the attempt.
 func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *v1alpha1.DatastoreBenchmark {
 	name, attempt := BenchmarkName(cell, k), Attempt(cell, k+1)
+	fresh := k == 0 || AfterSwitch(study, cell, k)
 	if attempt > 0 {
 		name += fmt.Sprintf("-a%d", attempt)
 	}
@@ -88,15 +89,15 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 			Load:        load(&study.Spec),
 			Repetitions: ptr.To[int32](1),
 			WarmUp:      study.Spec.WarmUp,
-			// The warm-up, or else the first attempt of the first repetition, loaded it.
-			SkipLoad:   k > 0 || attempt > 0 || WarmsFirst(&study.Spec),
+			// The warm-up, or else the first attempt of a fresh repetition, loaded it.
+			SkipLoad:   !fresh || attempt > 0 || WarmsFirst(&study.Spec),
 			QuietStart: quietStart(&study.Spec),
 		},
 	}
 	if q := b.Spec.QuietStart; q != nil {
 		q.After = study.Status.LastRunEnd.DeepCopy()
 	}
-	if k == 0 && attempt == 0 {
+	if fresh && attempt == 0 {
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)
 	}
 	return b
@@ -127,7 +128,7 @@ func workload(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) v1alpha1.
 // every cell warm.
 // A storage workload has no warm-up: each run lays out its own file on a new volume. In a
 // Switched study no cell is up before its turn and every switch restarts the nodes: each run
-// warms up for itself, and each cell's first run loads its data.
+// warms up for itself, and a cell's first run after each switch loads its data (AfterSwitch).
 func WarmsFirst(spec *v1alpha1.TradeoffStudySpec) bool {
 	return spec.Workload.Storage == nil && steadyWarmUp(spec) == nil && !Switched(spec)
 }
