@@ -82,7 +82,7 @@ var (
 	studyOverhead         = studyGauge("overhead_ratio", "Throughput lost against the baseline of the same acceleration and size (0.2 = 20%; negative = faster).")
 	studyOverheadLow      = studyGauge("overhead_ratio_ci_low", "Lower bound of the 95% confidence interval of a cell's overhead.")
 	studyOverheadHigh     = studyGauge("overhead_ratio_ci_high", "Upper bound of the 95% confidence interval of a cell's overhead.")
-	studyServerCPU        = studyGauge("server_cpu_seconds_per_op", "Median over repetitions of the datastore's CPU time per operation, from the kubelets' counters.")
+	studyServerCPU        = studyGauge("server_cpu_seconds_per_op", "Median over repetitions of the datastore pods' CPU time per operation, sidecars included (a VPN tunnel encrypts in its sidecar), from the kubelets' counters.")
 	studyCPUOverhead      = studyGauge("server_cpu_overhead_ratio", "Operations per server CPU-second lost against the baseline of the same acceleration and size (0.2 = 20%: an operation costs 1.25 times the CPU).")
 	studyCPUOverheadLow   = studyGauge("server_cpu_overhead_ratio_ci_low", "Lower bound of the 95% confidence interval of a cell's server CPU overhead.")
 	studyCPUOverheadHigh  = studyGauge("server_cpu_overhead_ratio_ci_high", "Upper bound of the 95% confidence interval of a cell's server CPU overhead.")

@@ -80,7 +80,7 @@ func ProfileComparison() Dashboard {
 				},
 				FieldConfig: bandFieldConfig()},
 			{Type: "bargauge", Title: "Server CPU per operation", GridPos: GridPos{W: 8},
-				Description: "Median over the cell's repetitions of the datastore's CPU time per operation, from the kubelets' cgroup counters over each run's measured window (the operator's --cpu-accounting-prometheus-url).",
+				Description: "Median over the cell's repetitions of the datastore pods' CPU time per operation (sidecars included: a VPN tunnel encrypts in its sidecar), from the kubelets' cgroup counters over each run's measured window (the operator's --cpu-accounting-prometheus-url).",
 				Targets:     []Target{{Expr: fmt.Sprintf(`secured_datastore_study_server_cpu_seconds_per_op{%s}`, sel), LegendFormat: cell, Instant: true}},
 				FieldConfig: FieldConfig{Defaults: FieldDefaults{Unit: "s", Min: zero()}}},
 			{Type: "timeseries", Title: "Server CPU overhead against the baseline, with 95% interval", GridPos: GridPos{W: 16},

@@ -100,9 +100,11 @@ type RunCost struct {
 	WarmUpSeconds        *float64 `json:"warmUpSeconds,omitempty"`
 	WarmUpSteady         *bool    `json:"warmUpSteady,omitempty"`
 	ServerCPUMicrosPerOp *float64 `json:"serverCPUMicrosPerOp,omitempty"`
-	ClientCPUMicrosPerOp *float64 `json:"clientCPUMicrosPerOp,omitempty"`
-	BackgroundCores      *float64 `json:"backgroundCores,omitempty"`
-	Unavailable          string   `json:"unavailable,omitempty"`
+	// SidecarCPUMicrosPerOp: the sidecars' part of ServerCPUMicrosPerOp.
+	SidecarCPUMicrosPerOp *float64 `json:"sidecarCPUMicrosPerOp,omitempty"`
+	ClientCPUMicrosPerOp  *float64 `json:"clientCPUMicrosPerOp,omitempty"`
+	BackgroundCores       *float64 `json:"backgroundCores,omitempty"`
+	Unavailable           string   `json:"unavailable,omitempty"`
 	// Busy: the run's background exceeded the study's limit (set aside and repeated, or kept
 	// after the last repeat).
 	Busy string `json:"busy,omitempty"`
@@ -154,7 +156,8 @@ func (r Report) switchesText() string {
 func runCost(run v1alpha1.StudyRun) RunCost {
 	return RunCost{Round: run.Round, ThroughputOpsPerSec: run.ThroughputOpsPerSec, ThroughputCV: parsed(run.ThroughputCV),
 		WarmUpSeconds: parsed(run.WarmUpSeconds), WarmUpSteady: run.WarmUpSteady, ServerCPUMicrosPerOp: parsed(run.ServerCPUMicrosPerOp),
-		ClientCPUMicrosPerOp: parsed(run.ClientCPUMicrosPerOp), BackgroundCores: parsed(run.BackgroundCores),
+		SidecarCPUMicrosPerOp: parsed(run.SidecarCPUMicrosPerOp),
+		ClientCPUMicrosPerOp:  parsed(run.ClientCPUMicrosPerOp), BackgroundCores: parsed(run.BackgroundCores),
 		Unavailable: run.CPUUnavailable, Busy: run.Busy}
 }
 
@@ -328,16 +331,16 @@ func metricName(m v1alpha1.OverheadMetric) string {
 // figure came from a disturbed run.
 func (r Report) runCosts() string {
 	var b strings.Builder
-	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server and client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside for their background follow the cell's runs; the analysis leaves them out.\n\n")
-	b.WriteString("| Cell | Round | Warm-up s | ops/s | CV | Server CPU µs/op | Client CPU µs/op | Background cores | Busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server CPU-µs per operation (the datastore's pods, sidecars included) and the sidecars' part of it, client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside for their background follow the cell's runs; the analysis leaves them out.\n\n")
+	b.WriteString("| Cell | Round | Warm-up s | ops/s | CV | Server CPU µs/op | of which sidecars | Client CPU µs/op | Background cores | Busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	var missing, busy []string
 	row := func(cell string, rc RunCost, mark string) {
 		warm := digitsOrDash(rc.WarmUpSeconds, 0)
 		if rc.WarmUpSteady != nil && !*rc.WarmUpSteady {
 			warm += " (max)"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s |\n", cell, rc.Round, warm, rc.ThroughputOpsPerSec, digitsOrDash(rc.ThroughputCV, 3), decimalOrDash(rc.ServerCPUMicrosPerOp),
-			decimalOrDash(rc.ClientCPUMicrosPerOp), digitsOrDash(rc.BackgroundCores, 2), mark)
+		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s |\n", cell, rc.Round, warm, rc.ThroughputOpsPerSec, digitsOrDash(rc.ThroughputCV, 3), decimalOrDash(rc.ServerCPUMicrosPerOp),
+			decimalOrDash(rc.SidecarCPUMicrosPerOp), decimalOrDash(rc.ClientCPUMicrosPerOp), digitsOrDash(rc.BackgroundCores, 2), mark)
 		if rc.Unavailable != "" && !slices.Contains(missing, rc.Unavailable) {
 			missing = append(missing, rc.Unavailable)
 		}
