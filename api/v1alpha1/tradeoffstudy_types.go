@@ -444,8 +444,9 @@ type StudyRun struct {
 	ClientCPUMicrosPerOp string `json:"clientCPUMicrosPerOp,omitempty"`
 	// serverCPUMicrosPerOp: the datastore pods' CPU time per operation, from the kubelets'
 	// counters: the datastore's containers and their sidecars, because a VPN profile encrypts
-	// in its tunnel sidecar and that is part of what the protection costs. (WireGuard's kernel
-	// workers belong to no container: their CPU shows as background.)
+	// in its tunnel sidecar (wireguard-go, where the node has no WireGuard kernel module) and
+	// that is part of what the protection costs. The kernel module's workers belong to no
+	// container: their CPU shows as background.
 	// +optional
 	ServerCPUMicrosPerOp string `json:"serverCPUMicrosPerOp,omitempty"`
 	// sidecarCPUMicrosPerOp: how much of serverCPUMicrosPerOp the sidecars (VPN tunnel, TLS
