@@ -115,8 +115,9 @@ const (
 	// OverheadMetricAuto: server CPU per operation when every compared cell has it, throughput
 	// otherwise.
 	OverheadMetricAuto OverheadMetric = "Auto"
-	// OverheadMetricServerCPU: the datastore pods' CPU time per operation (sidecars included), from the kubelets'
-	// counters: what a user pays for, and the least disturbed by what else runs on the nodes.
+	// OverheadMetricServerCPU: the datastore pods' CPU time per operation (sidecars included),
+	// from the kubelets' counters: what a user pays for, and the least disturbed by what else
+	// runs on the nodes.
 	OverheadMetricServerCPU OverheadMetric = "ServerCPUPerOperation"
 	// OverheadMetricThroughput: operations per second, the papers' metric; any neighbour's load
 	// moves it.

@@ -130,8 +130,8 @@ const methodComparison = "Overhead: 1 - exp(Hodges-Lehmann estimate of the log "
 	"over the operations completed between the same instants, or else their rate times the window; the samples " +
 	"must span three tenths of it), plus their sidecars' CPU over the window (a VPN profile encrypts in its tunnel " +
 	"sidecar, and so does WireGuard where the node has no kernel module; the module's workers, and the clients' own " +
-	"tunnel sidecars, belong to no datastore container and show as background). A CPU overhead of 20% means an operation costs 1/(1 - 0.2) = 1.25 times the " +
-	"baseline's CPU, so a CPU-bound datastore loses a fifth of its capacity; unlike throughput, it is barely moved " +
+	"tunnel sidecars, belong to no datastore container and show as background). A CPU overhead of 20% means an " +
+	"operation costs 1/(1 - 0.2) = 1.25 times the baseline's CPU, so a CPU-bound datastore loses a fifth of its capacity; unlike throughput, it is barely moved " +
 	"by what else runs on the machine, which each run's background cores record; a run whose background exceeds " +
 	"spec.background.maxCores (500m unless set) is set aside and its round measured again, up to " +
 	"spec.background.repeats times (2), then kept and marked busy. The decision rests on server CPU " +
