@@ -7,6 +7,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 pom=$root/$1 name=$2 property=$3
 version=$(sed -n "s:.*<$property>\(.*\)</$property>.*:\1:p" "$pom")
 lib="$root/bin/maven/$name-$version/lib"
+source "$root/hack/build/maven-lock.sh"
+[[ -d $lib ]] || maven_lock # and look again: the one we waited for may have resolved it
 if [[ ! -d $lib ]]; then
   if ! command -v mvn >/dev/null; then
     echo "maven-lib: installing Maven from Debian" >&2

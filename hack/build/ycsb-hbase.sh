@@ -7,6 +7,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 src=$root/drivers/ycsb-hbase
 hash=$(cd "$src" && find pom.xml src -type f | sort | xargs sha256sum | sha256sum | cut -c1-12)
 dir=$root/bin/maven/ycsb-hbase-$hash
+source "$root/hack/build/maven-lock.sh"
+[[ -d $dir ]] || maven_lock # and look again: the one we waited for may have built it
 if [[ ! -d $dir ]]; then
   command -v mvn >/dev/null || { echo "ycsb-hbase: Maven is missing (make prereqs installs it)" >&2; exit 1; }
   echo "ycsb-hbase: building the driver (once per source version)" >&2

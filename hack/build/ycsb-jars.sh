@@ -6,6 +6,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 version=0.17.0
 dir="$root/bin/maven/ycsb-core-$version"
 jar="$dir/core-$version.jar"
+source "$root/hack/build/maven-lock.sh"
+[[ -f $jar ]] || maven_lock # and look again: the one we waited for may have built it
 if [[ ! -f $jar ]]; then
   command -v mvn >/dev/null || { echo "ycsb-jars: Maven is missing (make prereqs installs it)" >&2; exit 1; }
   echo "ycsb-jars: resolving site.ycsb:core:$version from Maven Central (once)" >&2

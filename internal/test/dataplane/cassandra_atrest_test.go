@@ -21,6 +21,7 @@ import (
 // assessment says so, and this test fails the day that changes. Turned off again, the node still
 // replays what it wrote encrypted: the key provider stays configured.
 func TestEngineAtRestEncryptsTheCommitLog(t *testing.T) {
+	withCassandra(t)
 	const rows = 200
 	off := v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}
 	plaintext := v1alpha1.EffectiveEncryption{ClientToNode: off, NodeToNode: off}

@@ -21,6 +21,7 @@ import (
 // anonymous session, no default superuser afterwards, a generated superuser, and a client role
 // that runs the benchmark's schema and operations in its keyspace and may do nothing else.
 func TestPasswordAuthenticationClosesCassandra(t *testing.T) {
+	withCassandra(t)
 	enc := ShippedProfile(t, "tls13-aes128-gcm", nil)
 	ca := testpki.New(t)
 	node := StartCassandra(t, Node{Address: "127.0.0.131", JMXPort: 7331, Step: cassandra.Target(enc), CA: ca, PasswordAuthentication: true})
@@ -138,6 +139,7 @@ func TestPasswordAuthenticationClosesCassandra(t *testing.T) {
 // another role, and a certificate of the same CA without a mapped identity (the node's own, or
 // a stranger's SPIFFE ID) is refused.
 func TestCertificateAuthenticationAdmitsMappedIdentitiesOnly(t *testing.T) {
+	withCassandra(t)
 	enc := ShippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{ClientToNode: &v1alpha1.ClientToNodeEncryption{
 		ChannelEncryption: v1alpha1.ChannelEncryption{TLS: &v1alpha1.TLSSettings{ClientAuth: v1alpha1.ClientAuthRequired}}}})
 	step := cassandra.Target(enc)

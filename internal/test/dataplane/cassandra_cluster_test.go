@@ -53,6 +53,7 @@ func tlsClient(t *testing.T, ca *testpki.CA, ch v1alpha1.EffectiveChannel) *tls.
 // on every endpoint, a marker written through the client never appears on the wire in clear,
 // and a renewed certificate is served without a restart.
 func TestCassandraClusterOverTLS(t *testing.T) {
+	withCassandra(t)
 	enc := ShippedProfile(t, "tls13-aes128-gcm", nil)
 	ca := testpki.New(t)
 	addrs := []string{"127.0.0.11", "127.0.0.12", "127.0.0.13"}

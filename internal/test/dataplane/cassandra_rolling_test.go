@@ -19,7 +19,7 @@ import (
 // (highest ordinal first), every node sees all three Up/Normal and a write at consistency ALL,
 // which must cross the internode channel between old- and new-configured nodes, succeeds.
 func TestRollingStepsEnableTLSWithoutSplittingTheRing(t *testing.T) {
-	inParallel(t)
+	withCassandra(t)
 	plain := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled},
 		NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
 	target := ShippedProfile(t, "tls13-aes128-gcm", nil)

@@ -23,7 +23,7 @@ import (
 // succeeds. In the tunnel every node is Up/Normal at its tunnel address, out of it at its
 // underlay address, and no node is left behind at an address it had.
 func TestCassandraTunnelComesAndGoesLiveInStages(t *testing.T) {
-	inParallel(t)
+	withCassandra(t)
 	tunnelled := ShippedProfile(t, "wireguard", nil)
 	plain := tunnelled
 	plain.VPN = nil

@@ -28,7 +28,7 @@ import (
 // command refuses another key and, given the right one, lets the node start and read every row
 // back.
 func TestEncryptedVolumeKeepsCassandraDataOffTheDisk(t *testing.T) {
-	inParallel(t)
+	withCassandra(t)
 	const rows = 200
 	fs := loopfs.Mount(t, 1<<30)
 	keys := t.TempDir()

@@ -34,6 +34,7 @@ func deref(b *bool) any {
 // A real Cassandra 5.0 node configured by the builders with the shipped TLS 1.3 AES-128-GCM
 // profile: the JDK engine honours the pinned suite on both channels, and the wire proves it.
 func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
+	withCassandra(t)
 	enc := ShippedProfile(t, "tls13-aes128-gcm", nil)
 	if enc.ClientToNode.Engine != v1alpha1.TLSEngineJDK {
 		t.Fatalf("engine %s; resolution must pick the JDK for a pinned TLS 1.3 suite", enc.ClientToNode.Engine)
@@ -69,6 +70,7 @@ func TestCassandraWireMatchesPinnedTLS13ProfileWithJDKEngine(t *testing.T) {
 // with plaintext still accepted on both ports during a transition: the prober reports the
 // drift the configuration file hides, and the canary sees a value a plaintext client writes.
 func TestCassandraWireShowsBoringSSLDriftAndOptionalPlaintext(t *testing.T) {
+	withCassandra(t)
 	openssl := v1alpha1.TLSSettings{Engine: v1alpha1.TLSEngineOpenSSL}
 	optional := v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional, TLS: &openssl}
 	enc := ShippedProfile(t, "tls13-aes128-gcm", &v1alpha1.EncryptionSettings{

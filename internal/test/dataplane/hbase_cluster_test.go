@@ -59,7 +59,7 @@ var tlsOnly = &v1alpha1.EncryptionSettings{
 // and HDFS block transfer, and checks what a marker value shows on each: readable where the
 // profile leaves the channel plaintext, absent where it encrypts. Native TLS is also probed.
 func TestHBaseProfile(t *testing.T) {
-	inParallel(t)
+	withHBase(t)
 	for _, tc := range []struct {
 		name    string
 		profile string
@@ -177,6 +177,7 @@ func visibleMarker(enc v1alpha1.EffectiveEncryption) (rpc, blocks bool) {
 // and the RegionServer must still reach the Master. After each roll a client with the new
 // step's configuration must work; at the end the wire probe finds TLS only.
 func TestHBaseProfileTransitionToTLS(t *testing.T) {
+	withHBase(t)
 	plain := hbaseProfile(t, "", disabled)
 	target := hbaseProfile(t, "", &v1alpha1.EncryptionSettings{
 		ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelRequired,
@@ -217,6 +218,7 @@ func TestHBaseProfileTransitionToTLS(t *testing.T) {
 // a table cannot be created), with or without a change of level (README, "Changing security on
 // a live HBase").
 func TestHBaseProfileTransitionOfSASLLevels(t *testing.T) {
+	withHBase(t)
 	base := hbaseProfile(t, "hbase-kerberos-authentication", nil)
 	target := hbaseProfile(t, "hbase-kerberos-authentication", &v1alpha1.EncryptionSettings{HBase: &v1alpha1.HBaseSecurity{
 		HBaseRPCProtection: v1alpha1.ProtectionPrivacy, HadoopRPCProtection: v1alpha1.ProtectionPrivacy}})
@@ -300,6 +302,7 @@ func zooKeeperFiles(t *testing.T, c *HBaseCluster, enc v1alpha1.EffectiveEncrypt
 // issues the current one (they log in and accept tickets), then the KDC issues the new
 // version. Clients log in from their rotated keytab throughout.
 func TestHBaseProfileKeyRotation(t *testing.T) {
+	withHBase(t)
 	c := StartHBaseCluster(t, hbaseProfile(t, "hbase-kerberos-authentication", nil))
 	if err := c.Smoke(t, "before", "v"); err != nil {
 		t.Fatalf("before the rotation: %v", err)
@@ -324,6 +327,7 @@ func TestHBaseProfileKeyRotation(t *testing.T) {
 // that starts now, trusting the bundle, creates, puts, gets and scans. (From a PEM bundle,
 // HBase keeps one CA per subject, the old one here, and refuses the new certificates.)
 func TestHBaseCARotation(t *testing.T) {
+	withHBase(t)
 	c := StartHBaseCluster(t, hbaseProfile(t, "", tlsOnly))
 	if err := c.Smoke(t, "before", "v"); err != nil {
 		t.Fatalf("before the rotation: %v", err)

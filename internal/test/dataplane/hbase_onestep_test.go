@@ -25,6 +25,7 @@ import (
 // and scans again, shows on the wire that blocks travelled in clear before and encrypted
 // after, and reads back the rows written before.
 func TestHBaseDataTransferEncryptionChangesInOneStep(t *testing.T) {
+	withHBase(t)
 	base := hbaseProfile(t, "hbase-kerberos-authentication", nil)
 	target := hbaseProfile(t, "hbase-kerberos-authentication", &v1alpha1.EncryptionSettings{
 		HBase: &v1alpha1.HBaseSecurity{DataTransfer: &v1alpha1.HDFSDataTransfer{Encrypt: ptr.To(true)}}})
@@ -58,6 +59,7 @@ func TestHBaseDataTransferEncryptionChangesInOneStep(t *testing.T) {
 // restart together, as for block encryption. The test measures the gap, reads back with Kerberos
 // the rows written without it, and finds HBase's znodes closed to unauthenticated sessions.
 func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
+	withHBase(t)
 	c := kerberosInOneStep(t, "on", hbaseProfile(t, "", disabled), hbaseProfile(t, "hbase-kerberos-authentication", nil), func(c *HBaseCluster) {
 		c.setRealm()
 		c.startKDC(t)
@@ -75,6 +77,7 @@ func TestHBaseKerberosTurnsOnInOneStep(t *testing.T) {
 // cannot satisfy; the test shows whether HBase comes back, measures the gap, and reads back
 // without Kerberos the rows written with it.
 func TestHBaseKerberosTurnsOffInOneStep(t *testing.T) {
+	withHBase(t)
 	// The pods start without Kerberos from now on; the KDC is no longer asked.
 	kerberosInOneStep(t, "off", hbaseProfile(t, "hbase-kerberos-authentication", nil), hbaseProfile(t, "", disabled), func(c *HBaseCluster) { c.KDC = nil })
 }

@@ -21,6 +21,7 @@ import (
 // key the kernel holds, and is nowhere on the device once the processes stopped and the
 // filesystem let go of its pages; a marker in a plain file of the same filesystem is found there.
 func TestEncryptedVolumeKeepsHBaseBlocksOffTheDisk(t *testing.T) {
+	withHBase(t)
 	// Sparse: the DataNode keeps a whole block's room (128 MiB) free for each block it writes.
 	fs := loopfs.Mount(t, 4<<30)
 	data := filepath.Join(fs.Dir, "data")

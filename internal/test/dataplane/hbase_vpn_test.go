@@ -20,6 +20,7 @@ import (
 // marker, and the underlay carries nothing of it but tunnel packets. A host outside the tunnel
 // reaches no role's port, neither at the underlay address nor by routing to the tunnel.
 func TestHBaseOverWireGuard(t *testing.T) {
+	withHBase(t)
 	testHBaseOverTunnel(t, hbaseProfile(t, "wireguard", &v1alpha1.EncryptionSettings{VPN: &v1alpha1.VPNSettings{Scope: v1alpha1.VPNScopeAll}}))
 }
 
@@ -166,6 +167,7 @@ func tunnelCanary(t *testing.T, u hbaseUnderlay, c *HBaseCluster, table string) 
 // of the RegionServer it knew by its old name. The test measures the gap each way, reads back
 // the rows written before, and checks the underlay while the tunnel is on.
 func TestHBaseTunnelTurnsOnAndOffInOneStep(t *testing.T) {
+	withHBase(t)
 	plain := hbaseProfile(t, "", disabled)
 	tunnelled := hbaseProfile(t, "openvpn", nil)
 	for _, c := range []struct{ from, to v1alpha1.EffectiveEncryption }{{plain, tunnelled}, {tunnelled, plain}} {

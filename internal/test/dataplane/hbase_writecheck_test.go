@@ -57,6 +57,7 @@ func historyOf(t *testing.T, path string) (acked map[int64]map[int32][]writechec
 // behind its back is named for what it is — an older acknowledged value back in place (stale),
 // bytes nobody sealed (corrupted), a deleted row (lost).
 func TestYCSBHBaseDriverChecksItsWrites(t *testing.T) {
+	withHBase(t)
 	const address, zkPort = "127.0.0.75", 21830
 	h := StartHBaseStandalone(t, address, zkPort, HBaseSecurity{})
 	history := filepath.Join(t.TempDir(), "history")
@@ -167,6 +168,7 @@ func damage(t *testing.T, h *HBaseStandalone, ops ...string) {
 // regions), then the active Master SIGKILLed (the backup takes over). Operations in flight may
 // fail or wait; every write HBase acknowledged, before a fault or after it, must read back.
 func TestHBaseFaultsLoseNoAcknowledgedWrite(t *testing.T) {
+	withHBase(t)
 	hosts := DefaultHBaseHosts
 	hosts.BackupMaster = "127.0.0.87"
 	c := StartHBaseClusterOn(t, hbaseProfile(t, "hbase-kerberos-privacy", nil), hosts)

@@ -25,7 +25,7 @@ import (
 // node with the key the operator would request, is what the wire shows: the prober's verdict is
 // Verified on both channels. The observed table is written to bin/wire-table.md.
 func TestShippedCassandraProfilesOnTheWire(t *testing.T) {
-	inParallel(t)
+	withCassandra(t)
 	profiles, err := samples.Profiles()
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ func TestCassandraOverWireGuard(t *testing.T) { testCassandraOverTunnel(t, "wire
 func TestCassandraOverOpenVPN(t *testing.T) { testCassandraOverTunnel(t, "openvpn") }
 
 func testCassandraOverTunnel(t *testing.T, profile string) {
+	withCassandra(t)
 	enc := ShippedProfile(t, profile, nil)
 	nw := NewNetwork(t)
 	names := []string{"dp-0", "dp-1", "dp-2"}

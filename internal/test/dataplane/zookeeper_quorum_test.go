@@ -27,6 +27,7 @@ import (
 // else would); with TLS, its certificate comes from another CA. Without quorum SASL on the
 // first two, or trusting the other CA, it joins (checked by hand).
 func TestZooKeeperEnsembleAdmitsMembersOnly(t *testing.T) {
+	withHBase(t)
 	for _, tc := range []struct {
 		name    string
 		profile string
