@@ -199,6 +199,7 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 	default:
 		s += fmt.Sprintf("; it is the most preferred profile within the %s%% overhead budget", percent(budgetOf(spec)))
 	}
+	s += equals(w, all, reports)
 	// Every stronger profile the data could not judge, else the first stronger one that lost.
 	said := false
 	for _, c := range all {
@@ -214,6 +215,42 @@ func reason(spec *v1alpha1.TradeoffStudySpec, acc v1alpha1.Acceleration, w *Cand
 		}
 	}
 	return s + "."
+}
+
+// equals names the eligible profiles of the winner's preference that lost on the point estimate
+// alone. Between equals the rule picks the lower estimate; where the two overheads' intervals
+// overlap, or one has none, the data did not decide between them and the sentence says so.
+func equals(w *Candidate, all []Candidate, reports []CellReport) string {
+	var s string
+	for i := range all {
+		c := &all[i]
+		if c.Profile == w.Profile || !c.Eligible || c.Preference != w.Preference {
+			continue
+		}
+		s += fmt.Sprintf("; %s ranks the same at %s%% (cell %s", c.Profile, percent(c.WorstOverhead), c.Cell)
+		if ci := interval(reports, c.Cell); ci != "" {
+			s += ", " + ci
+		}
+		s += ")"
+		if separated(comparisonOf(reports, w.Cell), comparisonOf(reports, c.Cell)) {
+			s += ", measured costlier"
+		} else {
+			s += ": between the two the lower point estimate chose, which these intervals do not decide"
+		}
+	}
+	return s
+}
+
+// separated: the first overhead's interval lies wholly below the second's. The baseline has no
+// comparison (a nil first): its overhead is zero by definition.
+func separated(a, b *stats.Comparison) bool {
+	if b == nil || !b.HasCI {
+		return false
+	}
+	if a == nil {
+		return b.CI.Low > 0
+	}
+	return a.HasCI && a.CI.High < b.CI.Low
 }
 
 func comparisonOf(reports []CellReport, cell string) *stats.Comparison {

@@ -785,3 +785,37 @@ func TestRunChargesTheSidecarsToTheDatastore(t *testing.T) {
 		t.Errorf("without sidecars the datastore's own figure stands: %+v", r)
 	}
 }
+
+// Two eligible profiles of one rank: the rule takes the lower point estimate, and where their
+// intervals overlap the sentence says the data did not decide between them; intervals apart,
+// it says the other measured costlier.
+func TestEqualRanksSayWhetherTheDataDecided(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		aes256    []int64 // runs of tls13-aes256gcm-on-3, against plaintext's about 20,000
+		want      string
+		wantOther string
+	}{
+		{"overlapping", []int64{17500, 17750, 17350, 17600, 17450, 17700},
+			"; tls13-aes256gcm ranks the same at 12.", "which these intervals do not decide"},
+		{"apart", []int64{17100, 17200, 17000, 17150, 17050, 17250},
+			"; tls13-aes256gcm ranks the same at 14.", "), measured costlier"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cells := measured(t)
+			for i := range cells {
+				if cells[i].Profile == "tls13-aes128gcm" {
+					cells[i].Rank = 120
+				}
+			}
+			setRuns(cells, "tls13-aes256gcm-on-3", tc.aes256...)
+			rec := Analyze("s", spec(), 42, cells).Recommendation
+			if rec == nil || rec.Profile != "tls13-aes128gcm" {
+				t.Fatalf("recommendation %+v, want tls13-aes128gcm, the lower estimate of two at rank 120", rec)
+			}
+			if !strings.Contains(rec.Reason, tc.want) || !strings.Contains(rec.Reason, tc.wantOther) {
+				t.Errorf("reason %q\nwant %q and %q", rec.Reason, tc.want, tc.wantOther)
+			}
+		})
+	}
+}
