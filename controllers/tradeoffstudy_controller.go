@@ -214,12 +214,13 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 }
 
 // switchDatastores gives each datastore of a Switched study the profile of the cell whose run
-// comes next. A switch puts the datastore's other cells on standby; the cell becomes
+// comes next, when its run is the next of all (study.Turn). A switch puts the datastore's other cells on standby; the cell becomes
 // measurable once the datastore's status is of the spec that names its profile, Ready and
 // its wire verified, and the switch's duration is recorded. Only then does its run start: a
 // study never measures a profile the wire does not carry, nor a switch in progress.
 func (r *TradeoffStudyReconciler) switchDatastores(ctx context.Context, s *studyScope) error {
 	st := &s.study.Status
+	turn := study.Turn(st.Cells, st.Schedule, int(st.NextRun))
 	seen := map[string]bool{}
 	for i := range st.Cells {
 		name := st.Cells[i].Datastore
@@ -237,6 +238,9 @@ func (r *TradeoffStudyReconciler) switchDatastores(ctx context.Context, s *study
 			return err
 		}
 		if from := ds.Spec.Encryption.ProfileRef; err == nil && from != cell.Profile && cell.SwitchedAt == nil {
+			if name != turn {
+				continue // switches when its run is next, never under another datastore's run
+			}
 			for j := range st.Cells {
 				if c := &st.Cells[j]; c.Datastore == name && c.State == v1alpha1.CellMeasuring {
 					c.State = v1alpha1.CellStandby
@@ -382,6 +386,10 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 					s.waiting = fmt.Sprintf("repetition %s waits for datastore %s to run profile %s of cell %s, Ready and verified", position(st), cell.Datastore, cell.Profile, cell.Name)
 					return ctrl.Result{RequeueAfter: time.Second}, errPhaseBlocked
 				}
+				return ctrl.Result{}, errPhaseBlocked // its status change brings us back
+			}
+			if coming := study.Coming(st.Cells, st.Schedule); st.NextRun == 0 && study.Switched(&s.study.Spec) && coming != "" {
+				s.waiting = fmt.Sprintf("repetition %s waits for every datastore to be up: cell %s's is not yet Ready and verified", position(st), coming)
 				return ctrl.Result{}, errPhaseBlocked // its status change brings us back
 			}
 			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, int(st.NextRun), cell, want))

@@ -106,6 +106,69 @@ func finishRepetition(t *testing.T, g Gomega, st *v1alpha1.TradeoffStudy, ops fu
 	return name
 }
 
+// A Switched study with two datastores (one per acceleration): the first run waits until both
+// are up, and a datastore switches only when its own run is next, so no switch (a rolling
+// restart on a real cluster) runs under the other datastore's measured run.
+func TestSwitchedStudySwitchesOneDatastoreAtATime(t *testing.T) {
+	g := NewWithT(t)
+	create(t, plaintextProfile("sw2-plain"))
+	create(t, plaintextProfile("sw2-other"))
+	s := closedLoopStudy("sw2", "sw2-plain", "sw2-other")
+	s.Spec.Datastores, s.Spec.RunsPerSwitch = v1alpha1.DatastoresSwitched, ptr.To[int32](1)
+	s.Spec.Matrix.ClusterSizes = []int32{1}
+	s.Spec.Matrix.Acceleration = []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff}
+	s.Spec.Repetitions, s.Spec.Seed = ptr.To[int32](2), ptr.To[int64](3)
+	create(t, s)
+
+	var st *v1alpha1.TradeoffStudy
+	g.Eventually(func(g Gomega) {
+		st = getStudy(g, "sw2")
+		g.Expect(st.Status.Schedule).To(HaveLen(8))
+	}).Should(Succeed())
+	schedule := st.Status.Schedule
+	datastoreOf := func(cell string) string { return cellOf(g, st, cell).Datastore }
+	profileOf := func(g Gomega, datastore string) string {
+		return get(g, &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Name: datastore, Namespace: "default"}}).Spec.Encryption.ProfileRef
+	}
+	first, second := datastoreOf(schedule[0]), ""
+	for _, name := range schedule {
+		if d := datastoreOf(name); d != first {
+			second = d
+			break
+		}
+	}
+	g.Expect(second).NotTo(BeEmpty(), "two datastores: %v", schedule)
+	serveCell(t, first, "127.0.0.101", 7301)
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(getStudy(g, "sw2").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(
+			ContainSubstring("waits for every datastore to be up"))
+	}, time.Minute).Should(Succeed(), "the first run waits for the other datastore")
+	g.Consistently(func(g Gomega) {
+		var list v1alpha1.DatastoreBenchmarkList
+		g.Expect(env.Client.List(context.Background(), &list, client.InNamespace("default"), client.MatchingLabels{study.StudyLabel: "sw2"})).To(Succeed())
+		g.Expect(list.Items).To(BeEmpty())
+	}, 3*time.Second).Should(Succeed(), "no run while a datastore is still coming up")
+	serveCell(t, second, "127.0.0.102", 7302)
+
+	ran := map[string]string{} // datastore → profile of its last run
+	for pos, name := range schedule {
+		cell := cellOf(g, st, name)
+		bench := study.BenchmarkName(&cell, study.Repetition(schedule, pos))
+		g.Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: bench}, &v1alpha1.DatastoreBenchmark{})).To(Succeed())
+		}, time.Minute).Should(Succeed(), "repetition %d (%s) starts", pos+1, name)
+		for _, other := range []string{first, second} {
+			if last, ok := ran[other]; ok && other != cell.Datastore {
+				g.Expect(profileOf(g, other)).To(Equal(last), "repetition %d (%s): datastore %s switched ahead of its turn", pos+1, name, other)
+			}
+		}
+		ran[cell.Datastore] = cell.Profile
+		finishRepetition(t, g, getStudy(g, "sw2"), func(string, int) int64 { return 10000 })
+		g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "sw2").Status.NextRun).To(BeNumerically(">", pos)) }, time.Minute).Should(Succeed())
+	}
+	g.Eventually(func(g Gomega) { g.Expect(getStudy(g, "sw2").Status.Phase).To(Equal(v1alpha1.StudySucceeded)) }, time.Minute).Should(Succeed())
+}
+
 // A study of three profiles (and one pruned) on real Cassandra nodes: the cell whose wire
 // drifts from its profile fails instead of being measured, the others run in the planned
 // interleaved order through a pause and an operator restart, and the analysis recommends

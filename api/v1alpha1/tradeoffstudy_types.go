@@ -101,7 +101,8 @@ type Objective string
 
 const (
 	// ObjectiveHighestRankWithinBudget: the highest-ranked profile whose overhead stays within
-	// overheadBudgetPercent.
+	// overheadBudgetPercent. Between profiles of one rank the lower overhead estimate wins, and
+	// the recommendation says when the two intervals overlap, so the data did not decide.
 	ObjectiveHighestRankWithinBudget Objective = "HighestRankWithinBudget"
 	// ObjectiveBestThroughputAboveRank: the fastest profile that reaches constraints.minimumRank.
 	ObjectiveBestThroughputAboveRank Objective = "BestThroughputAboveRank"
@@ -226,8 +227,10 @@ type TradeoffStudySpec struct {
 	// and switches it to the profile of each run's cell through the live-change path (a rolling
 	// restart, or HBase's one step), waiting for Ready and a verified wire before the run: only
 	// the measured profile's nodes run, so clusters that cannot stand side by side (seven 3+3
-	// HBase clusters on one machine) can still be compared. A switch is never measured; its
-	// duration is recorded per cell (status.cells[].switchDurations). Rounds then come in
+	// HBase clusters on one machine) can still be compared. A switch is never measured, and a
+	// datastore switches only when its run is next, never under another datastore's run; the
+	// first run waits until every datastore is up. Its duration is recorded per cell
+	// (status.cells[].switchDurations). Rounds then come in
 	// pairs that run each profile twice per switch (the first round alone when their number is
 	// odd; see runsPerSwitch). Profiles that differ in atRest.volume, which no running
 	// datastore can change, get datastores of their own.

@@ -375,3 +375,43 @@ func TestFirstRunAfterEverySwitchLoads(t *testing.T) {
 		t.Error("a cell with a datastore of its own loads once")
 	}
 }
+
+// Two datastores (one per acceleration) switched between two profiles: only the datastore of
+// the next run may switch, and the first run waits until both are up.
+func TestOnlyTheNextRunsDatastoreSwitches(t *testing.T) {
+	spec := v1alpha1.TradeoffStudySpec{Datastores: v1alpha1.DatastoresSwitched,
+		Matrix: v1alpha1.StudyMatrix{Profiles: []string{"a", "b"}, Baseline: "a",
+			Acceleration: []v1alpha1.Acceleration{v1alpha1.AccelerationAvailable, v1alpha1.AccelerationEmulatedOff}}}
+	cells := Cells("s", &spec, map[string]Profile{})
+	byName := map[string]*v1alpha1.StudyCell{}
+	for i := range cells {
+		byName[cells[i].Name] = &cells[i]
+	}
+	on, off := byName["a-on-3"].Datastore, byName["a-off-3"].Datastore
+	if on == off || byName["b-on-3"].Datastore != on || byName["b-off-3"].Datastore != off {
+		t.Fatalf("datastores: %+v", cells)
+	}
+	schedule := []string{"b-off-3", "a-on-3", "b-on-3", "a-off-3"}
+	for next, want := range []string{off, on, on, off, ""} {
+		if got := Turn(cells, schedule, next); got != want {
+			t.Errorf("Turn at %d = %q, want %q", next, got, want)
+		}
+	}
+	byName["a-on-3"].State = v1alpha1.CellFailed
+	if got := Turn(cells, schedule, 1); got != on {
+		t.Errorf("Turn skips a failed cell to the next live one: got %q, want %q (b-on-3's)", got, on)
+	}
+	byName["a-on-3"].State = v1alpha1.CellPending
+
+	if got := Coming(cells, schedule); got != "a-on-3" {
+		t.Errorf("Coming = %q with no datastore up, want the first datastore's first cell a-on-3", got)
+	}
+	byName["a-on-3"].State = v1alpha1.CellMeasuring
+	if got := Coming(cells, schedule); got != "b-off-3" {
+		t.Errorf("Coming = %q with one datastore up, want the other's first cell b-off-3", got)
+	}
+	byName["b-off-3"].State = v1alpha1.CellMeasuring
+	if got := Coming(cells, schedule); got != "" {
+		t.Errorf("Coming = %q with both up, want none", got)
+	}
+}

@@ -144,6 +144,36 @@ func Upcoming(cells []v1alpha1.StudyCell, schedule []string, next int, datastore
 	return nil
 }
 
+// Turn is the datastore of the next live run from position next: in a Switched study the only
+// one that may switch now. A switch restarts every node of its datastore, one after the other,
+// for minutes; beside another datastore's measured run it would load the machine the run is
+// measured on (seed 000's AR+RR study: two 3-node Cassandras, three rolls per switch).
+func Turn(cells []v1alpha1.StudyCell, schedule []string, next int) string {
+	for _, name := range schedule[min(next, len(schedule)):] {
+		if i := slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == name }); i >= 0 && cells[i].State != v1alpha1.CellFailed {
+			return cells[i].Datastore
+		}
+	}
+	return ""
+}
+
+// Coming names a cell of a Switched study whose datastore is not yet up with its first profile,
+// "" once all are: the first run waits for every datastore, since one still starting its nodes
+// would load the machine under it.
+func Coming(cells []v1alpha1.StudyCell, schedule []string) string {
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if c.Datastore == "" || seen[c.Datastore] {
+			continue
+		}
+		seen[c.Datastore] = true
+		if first := Upcoming(cells, schedule, 0, c.Datastore); first != nil && first.State != v1alpha1.CellMeasuring {
+			return first.Name
+		}
+	}
+	return ""
+}
+
 // Switched: the study switches shared datastores between profiles (spec.datastores).
 func Switched(spec *v1alpha1.TradeoffStudySpec) bool {
 	return spec.Datastores == v1alpha1.DatastoresSwitched
