@@ -370,6 +370,14 @@ func TestFirstRunAfterEverySwitchLoads(t *testing.T) {
 			t.Errorf("%s run %d: skip load %t, steady warm-up %v; a first run after a switch is %t", c.cell.Name, c.k, spec.SkipLoad, spec.SteadyWarmUp, c.fresh)
 		}
 	}
+	st.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](300)}
+	st.Spec.WarmUp = &metav1.Duration{Duration: 10 * time.Second}
+	st.Spec.SteadyWarmUp = &v1alpha1.SteadyWarmUp{Minimum: metav1.Duration{Duration: time.Minute}}
+	for k, want := range map[int]time.Duration{0: time.Minute, 1: 10 * time.Second, 2: time.Minute} {
+		if got := Benchmark(st, a, k).Spec.WarmUp.Duration; got != want {
+			t.Errorf("fixed rate, %s run %d: warm-up %s, want %s (a first run after a switch warms up for steadyWarmUp's minimum)", a.Name, k, got, want)
+		}
+	}
 	st.Spec.Datastores = v1alpha1.DatastoresPerCell
 	if AfterSwitch(st, a, 2) || !Benchmark(st, a, 2).Spec.SkipLoad {
 		t.Error("a cell with a datastore of its own loads once")
