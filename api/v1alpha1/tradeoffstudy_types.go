@@ -282,7 +282,8 @@ type TradeoffStudySpec struct {
 	// number of operations, throughput cannot show steadiness: once every cell is up, each
 	// warms up in turn before round 1, for the longer of warmUp and minimum (benchmark
 	// <datastore>-warm, which loads the data; its figures are discarded), and every run warms
-	// up for warmUp.
+	// up for warmUp. In a Switched study the first run after each switch does that warm-up
+	// itself (its nodes have just restarted), after loading the data.
 	// +optional
 	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the
