@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -41,8 +42,7 @@ func precisionOf(spec *v1alpha1.TradeoffStudySpec) *PrecisionReport {
 // imprecise lists the cells compared with a baseline whose overhead interval is wider than the
 // target on either side of the estimate, or that have none yet. Failed cells are not measured
 // any more, so they are not waited for.
-func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64) []string {
-	var out []string
+func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64) (out []string) {
 	for i, r := range reports {
 		cmp := r.Comparison
 		if cmp == nil || cells[i].State == v1alpha1.CellFailed {
@@ -86,11 +86,21 @@ func rounds(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) int {
 	return n
 }
 
-// text is the report's sentence on the stopping rule.
-func (p *PrecisionReport) text(rounds int) string {
+// text is the report's sentence on the stopping rule. compared: some cell has a comparison
+// with the baseline; with none (a study cancelled before its baseline ran) no precision is
+// reached, however few cells are imprecise.
+func (p *PrecisionReport) text(rounds int, compared bool) string {
 	target := fmt.Sprintf("every overhead's 95%% interval within ±%s points, at most %d rounds", percent(p.TargetHalfWidth), p.MaxRounds)
+	if !compared {
+		return fmt.Sprintf("Precision (%s): nothing compared with the baseline after %d rounds, so no interval to judge.", target, rounds)
+	}
 	if len(p.Imprecise) == 0 {
 		return fmt.Sprintf("Precision (%s): reached after %d rounds.", target, rounds)
 	}
 	return fmt.Sprintf("Precision (%s): not reached after %d rounds by %s.", target, rounds, strings.Join(p.Imprecise, ", "))
+}
+
+// compared: some cell of the report has a comparison with the baseline.
+func (r *Report) compared() bool {
+	return slices.ContainsFunc(r.Cells, func(c CellReport) bool { return c.Comparison != nil })
 }

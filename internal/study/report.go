@@ -192,7 +192,7 @@ func (r Report) Markdown() string {
 		b.WriteString(r.wallTimeText() + "\n\n")
 	}
 	if r.Precision != nil {
-		b.WriteString(r.Precision.text(r.Repetitions) + "\n\n")
+		b.WriteString(r.Precision.text(r.Repetitions, r.compared()) + "\n\n")
 	}
 	b.WriteString("## Recommendation\n\n")
 	b.WriteString(r.recommendationText() + "\n\n")

@@ -288,6 +288,17 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval within ±3.0 points, at most 8 rounds): reached after 6 rounds.") {
 		t.Errorf("report does not say the target was reached:\n%s", got)
 	}
+	// Without the baselines' runs (a study cancelled before they ran) nothing is compared, and
+	// nothing reaches the target.
+	none := measured(t)
+	for i := range none {
+		if none[i].Profile == "plaintext" {
+			none[i].Runs = nil
+		}
+	}
+	if got := Analyze("s", s, 42, none).Report.Text(); !strings.Contains(got, "): nothing compared with the baseline after 6 rounds, so no interval to judge.") {
+		t.Errorf("report claims a precision with nothing compared:\n%s", got)
+	}
 
 	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000) // 8.0..20.1%
 	a := Analyze("s", s, 42, cells)

@@ -25,7 +25,7 @@ func (r Report) Text() string {
 		b.WriteString(r.wallTimeText() + "\n")
 	}
 	if r.Precision != nil {
-		b.WriteString(r.Precision.text(r.Repetitions) + "\n")
+		b.WriteString(r.Precision.text(r.Repetitions, r.compared()) + "\n")
 	}
 	scale := r.scale()
 	fmt.Fprintf(&b, "Overhead on %s against %s, 95%% CI as [ ]; full width is %s%%\n", metricName(r.OverheadMetric), r.Baseline, percent(scale))
