@@ -124,6 +124,31 @@ func TestLeftoverCertificateSecretsAreTrustedAndOwned(t *testing.T) {
 	}
 }
 
+// A node Secret signed by an earlier datastore's CA, beside this datastore's own new CA: a
+// datastore deleted and created again at once gets one when the old Certificate re-issues the
+// Secret the garbage collector has just deleted. The bundle must hold both CAs, or a node
+// started later refuses its peers.
+func TestLeftoverNodeSecretOfAnEarlierCAIsTrusted(t *testing.T) {
+	g := NewWithT(t)
+	create(t, tls13Profile("ds-test-leftover-ca"))
+	ds := datastore("leftover-ca", "ds-test-leftover-ca")
+	earlier := testpki.New(t).PEM
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: certs.NodeSecret(ds)}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("node"), "tls.key": []byte("key"), "ca.crt": earlier}})
+	create(t, ds)
+	ds = get(g, ds)
+	current := issueCA(t, ds, ds.Name+"-ca-1")
+	markCertificateReady(t, ds, 1)
+
+	g.Eventually(func(g Gomega) {
+		trust := &corev1.ConfigMap{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ds.Namespace, Name: certs.TrustConfigMap(ds)}, trust)).To(Succeed())
+		bundle := []byte(trust.Data[certs.BundleKey])
+		g.Expect(certs.Trusts(bundle, current)).To(BeTrue(), "the datastore's own CA")
+		g.Expect(certs.Trusts(bundle, earlier)).To(BeTrue(), "the CA that signed the node Secret")
+	}).Should(Succeed())
+}
+
 // rollOut waits for the StatefulSet and reports its current template rolled out to every pod.
 // It returns the step the template runs.
 func rollOut(t *testing.T, ds *v1alpha1.SecuredDatastore) cassandra.Step {

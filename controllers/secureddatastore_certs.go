@@ -77,10 +77,16 @@ func (r *SecuredDatastoreReconciler) reconcileCertificates(ctx context.Context, 
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if trusted == 0 && len(ca) > 0 {
-			// Issued without a CertificateRequest: the Secrets outlived an earlier datastore of
-			// this name (operator versions before the owner references), and cert-manager found
-			// them up to date. The CA that signed them is in the node Secret.
+		if len(ca) > 0 && (trusted == 0 || !certs.Trusts(s.trust, ca)) {
+			// Issued without a CertificateRequest, or by a CA the bundle does not hold: the
+			// node Secret outlived an earlier datastore of this name, and cert-manager found it
+			// up to date. Operator versions before the owner references left such Secrets
+			// behind; so does a datastore deleted and created again at once, whose old
+			// Certificate re-issues the Secret the garbage collector has just deleted, from the
+			// old CA, before the collector reaches the Certificate (seed 000's AR+RR study: a
+			// node of the new datastore refused its peers, "Path does not chain with any of the
+			// trust anchors"). The CA that signed it is in the node Secret, and every node
+			// must trust it.
 			if trusted, err = r.reconcileTrust(ctx, s, req.Labels, ca); err != nil {
 				return ctrl.Result{}, err
 			}

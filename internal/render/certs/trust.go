@@ -72,6 +72,24 @@ func TrustBundle(existing []byte, sources [][]byte, now time.Time) (bundle []byt
 	return out.Bytes(), len(keep), changed, nil
 }
 
+// Trusts reports whether the bundle holds every CA certificate in cas (PEM).
+func Trusts(bundle, cas []byte) bool {
+	have, err := parse(bundle)
+	if err != nil {
+		return false
+	}
+	want, err := parse(cas)
+	if err != nil || len(want) == 0 {
+		return false
+	}
+	for _, c := range want {
+		if !slices.ContainsFunc(have, func(h *x509.Certificate) bool { return h.Equal(c) }) {
+			return false
+		}
+	}
+	return true
+}
+
 // TrustStore is the bundle as a PKCS #12 trust store without a password, as Java reads it from
 // version 11 on: it holds public certificates only, so a password would protect nothing. Each
 // CA's alias is derived from its fingerprint, so the same bundle always gives the same bytes and

@@ -106,3 +106,29 @@ func TestTrustStoreKeepsCAsThatShareASubject(t *testing.T) {
 		t.Error("a bundle that does not parse gave a trust store")
 	}
 }
+
+// Trusts: every CA asked about must be in the bundle; nothing, or garbage, is never trusted.
+func TestTrustsNeedsEveryCAInTheBundle(t *testing.T) {
+	now := time.Now()
+	first := ca(t, "first", now.Add(-time.Hour), now.Add(time.Hour), true)
+	second := ca(t, "second", now.Add(-time.Minute), now.Add(time.Hour), true)
+	bundle, _, _, err := TrustBundle(nil, [][]byte{first}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cas  []byte
+		want bool
+	}{
+		{"in the bundle", first, true},
+		{"another CA", second, false},
+		{"one of two missing", bytes.Join([][]byte{first, second}, nil), false},
+		{"nothing", nil, false},
+		{"not PEM", []byte("ca"), false},
+	} {
+		if got := Trusts(bundle, tc.cas); got != tc.want {
+			t.Errorf("%s: Trusts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
