@@ -214,10 +214,11 @@ func (r *TradeoffStudyReconciler) provision(ctx context.Context, s *studyScope) 
 }
 
 // switchDatastores gives each datastore of a Switched study the profile of the cell whose run
-// comes next, when its run is the next of all (study.Turn). A switch puts the datastore's other cells on standby; the cell becomes
-// measurable once the datastore's status is of the spec that names its profile, Ready and
-// its wire verified, and the switch's duration is recorded. Only then does its run start: a
-// study never measures a profile the wire does not carry, nor a switch in progress.
+// comes next, once its run is the next of all (study.Turn). A switch puts the datastore's
+// other cells on standby; the cell becomes measurable once the datastore's status is of the
+// spec that names its profile, Ready and its wire verified, and the switch's duration is
+// recorded. Only then does its run start: a study never measures a profile the wire does not
+// carry, nor a switch in progress.
 func (r *TradeoffStudyReconciler) switchDatastores(ctx context.Context, s *studyScope) error {
 	st := &s.study.Status
 	turn := study.Turn(st.Cells, st.Schedule, int(st.NextRun))
@@ -388,9 +389,11 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				}
 				return ctrl.Result{}, errPhaseBlocked // its status change brings us back
 			}
-			if coming := study.Coming(st.Cells, st.Schedule); st.NextRun == 0 && study.Switched(&s.study.Spec) && coming != "" {
-				s.waiting = fmt.Sprintf("repetition %s waits for every datastore to be up: cell %s's is not yet Ready and verified", position(st), coming)
-				return ctrl.Result{}, errPhaseBlocked // its status change brings us back
+			if st.NextRun == 0 && study.Switched(&s.study.Spec) {
+				if coming := study.Coming(st.Cells, st.Schedule); coming != "" {
+					s.waiting = fmt.Sprintf("repetition %s waits for every datastore to be up: cell %s's is not yet Ready and verified", position(st), coming)
+					return ctrl.Result{}, errPhaseBlocked // its status change brings us back
+				}
 			}
 			return ctrl.Result{}, waitOr(r.startRepetition(ctx, s, int(st.NextRun), cell, want))
 		case err != nil:
