@@ -125,6 +125,9 @@ func (r *DatastoreBenchmarkReconciler) resolveTarget(ctx context.Context, s *ben
 			return notReady(v1alpha1.ReasonTargetNotReady, fmt.Sprintf("SecuredDatastore %s is not Ready yet; the benchmark starts when it is", ds.Name))
 		}
 		t, err := benchmark.DatastoreTarget(&ds, r.Options.clusterDomain())
+		if err == nil && ref.Plaintext {
+			t, err = benchmark.InPlaintext(t, &ds)
+		}
 		if err != nil {
 			return notReady(v1alpha1.ReasonTargetNotMeasurable, err.Error())
 		}

@@ -144,16 +144,23 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (ctrl
 			// Pruning by a rank not computed yet would drop or keep the wrong cells.
 			return ctrl.Result{RequeueAfter: 2 * time.Second}, errPhaseBlocked
 		}
-		profiles[name] = study.Profile{Rank: a.Rank, Presets: a.SatisfiedPresets, EncryptsVolume: p.Spec.AtRest != nil && p.Spec.AtRest.Volume != nil}
+		clientTLS, beyond := study.Protection(&p.Spec.EncryptionSettings)
+		profiles[name] = study.Profile{Rank: a.Rank, Presets: a.SatisfiedPresets, EncryptsVolume: p.Spec.AtRest != nil && p.Spec.AtRest.Volume != nil,
+			ClientTLS: clientTLS, Beyond: beyond}
 	}
 	st := &studyObj.Status
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		msg := fmt.Sprintf("EncryptionProfiles %s do not exist: create them or remove them from spec.matrix.profiles", strings.Join(missing, ", "))
-		if setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonProfileNotFound, msg) {
-			r.Recorder.Eventf(studyObj, nil, "Warning", v1alpha1.ReasonProfileNotFound, "Plan", "%s", msg)
+	refuse := func(reason, msg string) (ctrl.Result, error) {
+		if setCondition(&st.Conditions, studyObj.Generation, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg) {
+			r.Recorder.Eventf(studyObj, nil, "Warning", reason, "Plan", "%s", msg)
 		}
 		return ctrl.Result{}, errPhaseBlocked
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return refuse(v1alpha1.ReasonProfileNotFound, fmt.Sprintf("EncryptionProfiles %s do not exist: create them or remove them from spec.matrix.profiles", strings.Join(missing, ", ")))
+	}
+	if why := study.NotShareable(&studyObj.Spec, profiles); why != "" {
+		return refuse(v1alpha1.ReasonNotShareable, why)
 	}
 	if st.Seed == nil {
 		st.Seed = studyObj.Spec.Seed

@@ -555,3 +555,92 @@ func TestSwitchedStudyRunsEveryProfileOnOneDatastore(t *testing.T) {
 		g.Expect(ds.Name).To(Equal("sw-c0"), "a Switched study of one setting creates one datastore")
 	}
 }
+
+// A Shared study measures plaintext and TLS on one real Cassandra node: it creates one datastore
+// per acceleration, running the TLS profile with its client channel Optional, waits until the
+// probe verified that the node accepts both, and warms and measures the baseline's cell with
+// plaintext clients and the other cell's with clients pinned to the profile's suite. A profile
+// that protects internode traffic too is refused before anything is created.
+func TestSharedStudyMeasuresPlaintextAndTLSOnOneNode(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	create(t, plaintextProfile("sh-plain"))
+	clientOnly := tls13Profile("sh-tls", "TLS_AES_128_GCM_SHA256")
+	clientOnly.Spec.NodeToNode = &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelDisabled}}
+	create(t, clientOnly)
+	create(t, tls13Profile("sh-both", "TLS_AES_128_GCM_SHA256"))
+	shared := func(name, other string) *v1alpha1.TradeoffStudy {
+		s := closedLoopStudy(name, "sh-plain", other)
+		s.Spec.Datastores, s.Spec.Matrix.ClusterSizes = v1alpha1.DatastoresShared, []int32{1}
+		s.Spec.Load = v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000), MaxDroppedPercent: ptr.To[int32](5)}
+		s.Spec.WarmUp, s.Spec.Seed = &metav1.Duration{Duration: 3 * time.Second}, ptr.To[int64](3)
+		return s
+	}
+	datastores := func(g Gomega, name string) []v1alpha1.SecuredDatastore {
+		var list v1alpha1.SecuredDatastoreList
+		g.Expect(env.Client.List(ctx, &list, client.InNamespace("default"), client.MatchingLabels{study.StudyLabel: name})).To(Succeed())
+		return list.Items
+	}
+
+	refused := shared("shx", "sh-both")
+	create(t, refused)
+	g.Eventually(func(g Gomega) {
+		ready := condition(getStudy(g, "shx").Status.Conditions, v1alpha1.ConditionReady)
+		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonNotShareable))
+		g.Expect(ready.Message).To(Equal("spec.datastores Shared: profile sh-both also protects nodeToNode, which the baseline's plaintext runs on the same nodes would pay for too; " +
+			"choose a profile that protects only clientToNode (such as tls13-client-only), or set spec.datastores to PerCell or Switched"))
+	}).Should(Succeed())
+	g.Consistently(func(g Gomega) { g.Expect(datastores(g, "shx")).To(BeEmpty()) }, 2*time.Second).Should(Succeed())
+	g.Expect(env.Client.Delete(ctx, refused)).To(Succeed())
+
+	s := shared("sh", "sh-tls")
+	create(t, s)
+	g.Eventually(func(g Gomega) {
+		list := datastores(g, "sh")
+		g.Expect(list).To(HaveLen(1), "both cells share one datastore")
+		enc := list[0].Spec.Encryption
+		g.Expect(list[0].Name).To(Equal("sh-c0"))
+		g.Expect(enc.ProfileRef).To(Equal("sh-tls"))
+		g.Expect(enc.ClientToNode).NotTo(BeNil())
+		g.Expect(enc.ClientToNode.Mode).To(Equal(v1alpha1.ChannelOptional))
+	}).Should(Succeed())
+	serveCell(t, "sh-c0", "127.0.0.103", 7303)
+	g.Eventually(func(g Gomega) {
+		ds := get(g, &v1alpha1.SecuredDatastore{ObjectMeta: metav1.ObjectMeta{Name: "sh-c0", Namespace: "default"}})
+		g.Expect(condition(ds.Status.Conditions, v1alpha1.ConditionEncryptionVerified).Status).To(Equal(metav1.ConditionTrue), "the probe found plaintext and the pinned suite accepted")
+		st := getStudy(g, "sh")
+		g.Expect(cellOf(g, st, "sh-plain-on-1").State).To(Equal(v1alpha1.CellMeasuring))
+		g.Expect(cellOf(g, st, "sh-tls-on-1").State).To(Equal(v1alpha1.CellMeasuring))
+	}, 2*time.Minute).Should(Succeed())
+
+	// Each cell's warm-up, one after the other, connects the way its runs will: its load Job
+	// shows it.
+	for _, warm := range []string{"sh-c0-warm", "sh-c1-warm"} {
+		plaintext := warm == "sh-c0-warm"
+		g.Eventually(func(g Gomega) {
+			b := get(g, &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: warm, Namespace: "default"}})
+			g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(plaintext), warm)
+			job := get(g, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: warm + "-load", Namespace: "default"}})
+			var names []string
+			for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+				names = append(names, e.Name)
+			}
+			if plaintext {
+				g.Expect(names).NotTo(ContainElement("CQL_TLS_CIPHER_SUITE"), "%s connects in plaintext", warm)
+				g.Expect(b.Status.Profile).To(Equal("sh-tls+overrides/plaintext"))
+			} else {
+				g.Expect(names).To(ContainElement("CQL_TLS_CIPHER_SUITE"), "%s connects over TLS", warm)
+				g.Expect(b.Status.Profile).To(Equal("sh-tls+overrides"))
+			}
+		}, time.Minute).Should(Succeed())
+		finishJob(t, g, warm+"-load", 0, summaryJSON(t, "load", 1000, 0))
+		finishJob(t, g, warm+"-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	}
+	first := getStudy(g, "sh")
+	firstCell := cellOf(g, first, first.Status.Schedule[0])
+	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: study.BenchmarkName(&firstCell, 0), Namespace: "default"}}
+	g.Eventually(func(g Gomega) { get(g, b) }, time.Minute).Should(Succeed(), "round 1 starts once both cells are warm")
+	g.Expect(b.Spec.Target.DatastoreRef.Name).To(Equal("sh-c0"))
+	g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(firstCell.Profile == "sh-plain"))
+	g.Expect(env.Client.Delete(ctx, s)).To(Succeed())
+}

@@ -163,6 +163,9 @@ const (
 const (
 	ReasonPlanned   = "Planned"
 	ReasonCancelled = "Cancelled"
+	// ReasonNotShareable: spec.datastores is Shared, but a profile protects more than the
+	// client-to-node channel, or the baseline protects something; Ready stays False.
+	ReasonNotShareable = "NotShareable"
 	// ReasonNothingCompared: the study ended Failed, with no overhead to report: every cell,
 	// or every baseline cell, failed.
 	ReasonNothingCompared = "NothingCompared"

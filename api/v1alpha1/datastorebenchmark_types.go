@@ -199,6 +199,12 @@ type SecuredDatastoreReference struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a SecuredDatastore name: lowercase letters, digits and '-', starting and ending with a letter or digit"
 	Name string `json:"name"`
+	// plaintext: connect without TLS to a datastore whose client-to-node channel accepts both
+	// (mode Optional), to measure the plaintext path on the same nodes as TLS runs. Cassandra
+	// only; a datastore whose channel is Required refuses it, and the benchmark says so. Its
+	// results are labelled with the datastore's profile and "/plaintext".
+	// +optional
+	Plaintext bool `json:"plaintext,omitempty"`
 }
 
 // SecretKeyReference names a key in a Secret in the same namespace.

@@ -89,6 +89,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 	a.Recommendation, rep.Candidates = recommend(spec, cells, rep.Cells, rep.OverheadMetric)
 	rep.AccelerationEffects = accelerationEffects(spec, cells, rep.OverheadMetric)
 	rep.BaselineSpreads = baselineSpreads(spec, cells, rep.OverheadMetric)
+	rep.CheaperThanBaseline = cheaperThanBaseline(spec, rep.Cells)
 	rep.ParetoFrontier, rep.Recommendation, rep.DecidingAcceleration = a.ParetoFrontier, a.Recommendation, string(deciding(cells))
 	if spec.Cost != nil {
 		rep.Currency = currency(spec.Cost)
@@ -151,6 +152,15 @@ func methodSwitched(runs int) string {
 		"beside like. "
 }
 
+// methodShared: what a Shared study measures on one datastore.
+func methodShared(spec *v1alpha1.TradeoffStudySpec) string {
+	return fmt.Sprintf("Both profiles of one acceleration and size are measured on the same datastore (spec.datastores Shared): it runs %s "+
+		"with its client-to-node channel Optional, verified on the wire to accept both; the baseline's runs connect in plaintext "+
+		"and the other profile's over TLS, pinned to its suite, so the overhead does not carry how far two datastores of one "+
+		"configuration are apart. Accepting both costs the plaintext runs nothing per operation: the node tells TLS from "+
+		"plaintext once per connection. ", SharedProfile(spec))
+}
+
 // methodOf says how the study measured and compared.
 func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
 	switch {
@@ -158,6 +168,8 @@ func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
 		return methodRounds + methodStorage + methodComparison
 	case Switched(spec):
 		return methodRounds + methodSwitched(RoundsTogether(spec)) + methodComparison
+	case Shared(spec):
+		return methodRounds + methodWarmUp + methodShared(spec) + methodComparison
 	}
 	return methodRounds + methodWarmUp + methodComparison
 }

@@ -32,20 +32,27 @@ func labels(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) map[string]
 // Datastore is the cell's SecuredDatastore: the template with the cell's profile, size and
 // acceleration. By default each profile, acceleration and size has its own: switching one
 // datastore between profiles is a rolling restart per switch, which interleaved repetitions
-// pay at every step, and a Switched study asks for exactly that. A datastore that cells share
+// pay at every step, and a Switched study asks for exactly that. A Shared study's datastore
+// runs the other profile than the baseline whichever cell it is built for, its client channel
+// Optional so that the baseline's runs connect in plaintext. A datastore that cells share
 // carries no cell label.
 func Datastore(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.SecuredDatastore {
 	t := study.Spec.Template
 	owner := cell
-	if cell.FieldLength > 0 || Switched(&study.Spec) {
+	if cell.FieldLength > 0 || sharesDatastores(&study.Spec) {
 		owner = nil
+	}
+	enc := v1alpha1.DatastoreEncryption{ProfileRef: cell.Profile}
+	if Shared(&study.Spec) {
+		enc.ProfileRef = SharedProfile(&study.Spec)
+		enc.ClientToNode = &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: v1alpha1.ChannelOptional}}
 	}
 	ds := &v1alpha1.SecuredDatastore{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "SecuredDatastore"},
 		ObjectMeta: metav1.ObjectMeta{Name: cell.Datastore, Namespace: study.Namespace, Labels: labels(study, owner)},
 		Spec: v1alpha1.SecuredDatastoreSpec{
 			Engine: t.Engine, Version: t.Version, Image: t.Image,
-			Encryption:   v1alpha1.DatastoreEncryption{ProfileRef: cell.Profile},
+			Encryption:   enc,
 			Certificates: t.Certificates.DeepCopy(),
 		},
 	}
@@ -85,7 +92,7 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
-			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
+			Target:      target(study, cell),
 			Workload:    workload(study, cell),
 			Load:        load(&study.Spec),
 			Repetitions: ptr.To[int32](1),
@@ -110,6 +117,12 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 		}
 	}
 	return b
+}
+
+// target of a cell's benchmarks: its datastore, in plaintext for a Shared study's baseline.
+func target(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) v1alpha1.BenchmarkTarget {
+	plaintext := Shared(&study.Spec) && cell.Profile == study.Spec.Matrix.Baseline
+	return v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore, Plaintext: plaintext}}
 }
 
 // load of the study's benchmarks: a study without spec.load has no mode (the API server
@@ -166,7 +179,7 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
 		ObjectMeta: metav1.ObjectMeta{Name: benchmarkPrefix(cell) + "-warm", Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
-			Target:      v1alpha1.BenchmarkTarget{DatastoreRef: &v1alpha1.SecuredDatastoreReference{Name: cell.Datastore}},
+			Target:      target(study, cell),
 			Workload:    w,
 			Load:        load,
 			Repetitions: ptr.To[int32](1),

@@ -30,6 +30,9 @@ type Profile struct {
 	Presets []v1alpha1.CompliancePreset
 	// EncryptsVolume: atRest.volume, which no running datastore can switch on or off.
 	EncryptsVolume bool
+	// ClientTLS and Beyond: what it protects (Protection), which a Shared study checks.
+	ClientTLS bool
+	Beyond    []string
 }
 
 // Repetitions of every cell.
@@ -97,19 +100,19 @@ func DatastoreName(study string, i int) string { return fmt.Sprintf("%s-c%d", st
 // baseline is never pruned: it is the reference every overhead is computed against. The
 // cells of one profile, acceleration and size that differ in value size share a datastore
 // (named after the first of them), since the value size is the workload's, not the
-// datastore's; in a Switched study so do the profiles, apart from volume encryption. Each cell
-// keeps benchmarks of its own name.
+// datastore's; in a Switched or Shared study so do the profiles, apart from volume encryption.
+// Each cell keeps benchmarks of its own name.
 func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]Profile) []v1alpha1.StudyCell {
 	var cells []v1alpha1.StudyCell
 	lengths := FieldLengths(spec.Matrix)
 	for _, nodes := range ClusterSizes(spec.Matrix) {
 		for _, acc := range Accelerations(spec.Matrix) {
-			switched := map[bool]string{} // by volume encryption: the datastores profiles share
+			shared := map[bool]string{} // by volume encryption: the datastores profiles share
 			for _, name := range spec.Matrix.Profiles {
 				p := profiles[name]
 				datastore := DatastoreName(study, len(cells))
-				if Switched(spec) {
-					datastore = cmp.Or(switched[p.EncryptsVolume], datastore)
+				if sharesDatastores(spec) {
+					datastore = cmp.Or(shared[p.EncryptsVolume], datastore)
 				}
 				for _, length := range lengths {
 					cell := v1alpha1.StudyCell{
@@ -121,8 +124,8 @@ func Cells(study string, spec *v1alpha1.TradeoffStudySpec, profiles map[string]P
 					}
 					if reason := violation(spec.Constraints, p); reason != "" && name != spec.Matrix.Baseline {
 						cell.State, cell.Reason, cell.Datastore, cell.BenchmarkPrefix = v1alpha1.CellPruned, reason, "", ""
-					} else if Switched(spec) {
-						switched[p.EncryptsVolume] = datastore
+					} else if sharesDatastores(spec) {
+						shared[p.EncryptsVolume] = datastore
 					}
 					cells = append(cells, cell)
 				}

@@ -54,6 +54,9 @@ type Report struct {
 	// for a baseline that uses no AES, the difference between two datastores of one
 	// configuration.
 	BaselineSpreads []BaselineSpread `json:"baselineSpreads,omitempty"`
+	// CheaperThanBaseline: a caution for each cell measured significantly cheaper than the
+	// baseline, which encryption cannot be (cheaperThanBaseline).
+	CheaperThanBaseline []string `json:"cheaperThanBaseline,omitempty"`
 }
 
 // CellReport is one cell with its raw repetitions and statistics.
@@ -260,6 +263,9 @@ func (r Report) notes() string {
 		if c.Reason != "" {
 			fmt.Fprintf(&b, "- %s %s: %s\n", c.Name, strings.ToLower(c.State), c.Reason)
 		}
+	}
+	for _, caution := range r.CheaperThanBaseline {
+		fmt.Fprintf(&b, "- **Caution:** %s\n", caution)
 	}
 	return b.String()
 }

@@ -38,6 +38,9 @@ func (r Report) Text() string {
 		}
 		fmt.Fprintf(&b, "  %-24s %s\n", c.Profile, r.line(c, scale))
 	}
+	for _, caution := range r.CheaperThanBaseline {
+		fmt.Fprintf(&b, "\nCaution: %s\n", caution)
+	}
 	b.WriteString(r.roundsText())
 	if sw := r.switchesText(); sw != "" {
 		b.WriteString("\n" + sw)

@@ -537,3 +537,32 @@ func TestHBaseClientsJoinTheTunnel(t *testing.T) {
 		t.Errorf("the HBase client does not join the tunnel: init containers %v", init)
 	}
 }
+
+// A plaintext target leaves TLS out, and is labelled so, only where the client channel accepts
+// plaintext; a Required channel or HBase is refused with the field and the fix.
+func TestPlaintextTargetNeedsAChannelThatAcceptsIt(t *testing.T) {
+	ds := tlsDatastore()
+	ds.Status.Encryption.Effective.ClientToNode.Mode = v1alpha1.ChannelOptional
+	target, err := DatastoreTarget(ds, "cluster.local")
+	if err != nil || target.TLS == nil {
+		t.Fatalf("an Optional channel's clients speak TLS unless asked otherwise: %+v, %v", target, err)
+	}
+	plain, err := InPlaintext(target, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.TLS != nil || plain.Profile != "tls13-aes128-gcm/plaintext" || plain.Datastore != "orders" {
+		t.Errorf("plaintext target: TLS %+v, profile %q, datastore %q", plain.TLS, plain.Profile, plain.Datastore)
+	}
+
+	ds = tlsDatastore()
+	target, _ = DatastoreTarget(ds, "cluster.local")
+	if _, err := InPlaintext(target, ds); err == nil || !strings.Contains(err.Error(), "spec.target.datastoreRef.plaintext") || !strings.Contains(err.Error(), "set its clientToNode.mode to Optional, or remove plaintext") {
+		t.Errorf("a Required channel: %v", err)
+	}
+	hb := hbaseDatastore()
+	target, _ = DatastoreTarget(hb, "cluster.local")
+	if _, err := InPlaintext(target, hb); err == nil || !strings.Contains(err.Error(), "is HBase") {
+		t.Errorf("HBase: %v", err)
+	}
+}

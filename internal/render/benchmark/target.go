@@ -127,6 +127,22 @@ func DatastoreTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string) (Targe
 	return t, err
 }
 
+// InPlaintext is the target reached without TLS, as spec.target.datastoreRef.plaintext asks.
+// Only a Cassandra client channel that accepts plaintext, beside TLS (Optional) or instead of
+// it (Disabled), lets such a client in; a Required channel would refuse every connection, so
+// the benchmark refuses first and says why.
+func InPlaintext(t Target, ds *v1alpha1.SecuredDatastore) (Target, error) {
+	if t.HBase != nil {
+		return Target{}, fmt.Errorf("spec.target.datastoreRef.plaintext: SecuredDatastore %s is HBase, whose clients connect as its profile says; remove plaintext", ds.Name)
+	}
+	if ds.Status.Encryption.Effective.ClientToNode.Mode == v1alpha1.ChannelRequired {
+		return Target{}, fmt.Errorf("spec.target.datastoreRef.plaintext: SecuredDatastore %s requires TLS from clients (clientToNode mode Required) and refuses plaintext; set its clientToNode.mode to Optional, or remove plaintext", ds.Name)
+	}
+	t.TLS = nil
+	t.Profile += "/plaintext"
+	return t, nil
+}
+
 func cassandraTarget(ds *v1alpha1.SecuredDatastore, clusterDomain string, enc *v1alpha1.EncryptionStatus) (Target, error) {
 	n := cassandra.NamesOf(ds)
 	svc := fmt.Sprintf("%s.%s.svc", n.ClientService(), ds.Namespace)
