@@ -88,6 +88,9 @@ type BaselineSpread struct {
 	// Comparison: Overhead is the fraction of capacity the datastore with AES emulated off
 	// loses against the one with hardware AES, on the report's overhead metric.
 	Comparison stats.Comparison `json:"comparison"`
+	// Shared: the study measured every profile on its baseline's datastore (spec.datastores
+	// Shared), so no overhead carries this spread.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // baselineSpreads compares the baseline's two datastores of every size measured at both
@@ -111,7 +114,7 @@ func baselineSpreads(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 			withAES, without = append(withAES, x), append(without, xOff[r.Round])
 		}
 		if len(withAES) > 0 {
-			out = append(out, BaselineSpread{Compared: comparedOf(on), Comparison: stats.ComparePaired(withAES, without)})
+			out = append(out, BaselineSpread{Compared: comparedOf(on), Comparison: stats.ComparePaired(withAES, without), Shared: Shared(spec)})
 		}
 	}
 	return out
@@ -121,8 +124,12 @@ func baselineSpreads(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 func (b BaselineSpread) Sentence() string {
 	cmp := b.Comparison
 	what := fmt.Sprintf("%s%s with AES emulated off against itself with hardware AES", b.Profile, b.size())
-	const meaning = "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration, " +
+	meaning := "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration, " +
 		"which any cell's overhead may carry (each cell is one datastore) and its interval, built from run-to-run noise, does not include."
+	if b.Shared {
+		meaning = "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration; " +
+			"every overhead here compares runs on one datastore (spec.datastores Shared), so none carries it."
+	}
 	switch {
 	case !cmp.HasCI:
 		return fmt.Sprintf("%s: %s%% of capacity lost (%d paired rounds, too few for a 95%% interval). %s", what, percent(cmp.Overhead), cmp.Pairs, meaning)

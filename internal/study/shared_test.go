@@ -54,6 +54,15 @@ func TestSharedStudyMeasuresBothProfilesOnOneDatastore(t *testing.T) {
 			}
 		}
 	}
+	for i := range cells {
+		c := &cells[i]
+		for k, us := range []float64{600, 610, 590, 605, 595, 600} {
+			c.Runs = append(c.Runs, v1alpha1.StudyRun{Round: int32(k + 1), ThroughputOpsPerSec: 1000, ServerCPUMicrosPerOp: decimal(us)})
+		}
+	}
+	if spreads := Analyze("s", &s.Spec, 1, cells).Report.BaselineSpreads; len(spreads) != 1 || !strings.Contains(spreads[0].Sentence(), "every overhead here compares runs on one datastore (spec.datastores Shared), so none carries it") {
+		t.Errorf("the baseline spread of a Shared study must say that no overhead carries it: %+v", spreads)
+	}
 	if m := methodOf(&s.Spec); !strings.Contains(m, "spec.datastores Shared") || !strings.Contains(m, "runs tls with its client-to-node channel Optional") {
 		t.Errorf("the method does not say that both profiles ran on one datastore:\n%s", m)
 	}
