@@ -275,6 +275,12 @@ func hbaseSite(c Topology, s security) map[string]string {
 		// a moment; with no more DataNodes than replicas, the WAL could then place no file and
 		// HBase stops writing. So it may leave out only the DataNodes the replicas can spare.
 		"hbase.regionserver.async.wal.max.exclude.datanode.count": fmt.Sprint(max(0, c.DataNodes-c.Replication)),
+		// A WAL whose stream broke when its DataNode restarted sometimes never rolls to a new
+		// one (HBase 2.6.4's asynchronous WAL, seen on one DataNode under load), and every write
+		// then waits for it. After a minute without a sync the server aborts (the Master's local
+		// region aborts on any failed update) and its kubelet starts it again, where HBase's
+		// default would hold every write for five minutes first.
+		"hbase.regionserver.wal.sync.timeout": "60000",
 	}
 	for k, v := range rpcClient(c, s.hbaseEnc()) {
 		p[k] = v

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -214,6 +216,9 @@ func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryptio
 func (c *HBaseCluster) ConfigureClient(t *testing.T, enc v1alpha1.EffectiveEncryption) {
 	t.Helper()
 	mkfile(t, filepath.Join(c.dir, "client", "hbase-site.xml"), hbase.SiteXML(hbase.ClientProperties(c.Topology, enc)))
+	// HBase's client says each retry and whom it waited for at WARN; without a configuration
+	// reload4j says nothing at all.
+	mkfile(t, filepath.Join(c.dir, "client", "log4j.properties"), clientLog4j)
 }
 
 // Restart stops a role's process (SIGTERM: HBase's servers leave
@@ -396,17 +401,29 @@ func (c *HBaseCluster) Log(role hbase.Role) string { return c.procs[role].Log() 
 // profile uses Kerberos.
 func (c *HBaseCluster) Smoke(t *testing.T, table, value string) error {
 	t.Helper()
-	return c.smoke(t, table, value)
+	return c.smoke(t, table, value, nil)
 }
 
 // ReadBack gets and scans the three rows an earlier Smoke put into table, and checks that
 // they hold value.
 func (c *HBaseCluster) ReadBack(t *testing.T, table, value string) error {
 	t.Helper()
-	return c.smoke(t, table, value, "-Dsmoke.readBack=true")
+	return c.smoke(t, table, value, nil, "-Dsmoke.readBack=true")
 }
 
-func (c *HBaseCluster) smoke(t *testing.T, table, value string, jvm ...string) error {
+// SmokeReviving is Smoke while a kubelet watches the cluster: a process that exits by itself
+// while the client runs is started again at once (Revive), and returned with its last words.
+func (c *HBaseCluster) SmokeReviving(t *testing.T, table, value string) (err error, revived []hbase.Role, lastWords string) {
+	t.Helper()
+	err = c.smoke(t, table, value, func() {
+		roles, words := c.Revive(t)
+		revived, lastWords = append(revived, roles...), lastWords+words
+	})
+	return err, revived, lastWords
+}
+
+// smoke runs the client, calling meanwhile (when set) every second until it ends.
+func (c *HBaseCluster) smoke(t *testing.T, table, value string, meanwhile func(), jvm ...string) error {
 	t.Helper()
 	args := append(jvm, c.clientJVM()...)
 	if c.Enc.AtRest != nil && c.Enc.AtRest.Engine != nil {
@@ -428,11 +445,60 @@ func (c *HBaseCluster) smoke(t *testing.T, table, value string, jvm ...string) e
 	if c.client != nil {
 		smokeCmd = c.client.Wrap(smokeCmd)
 	}
-	out, err := smokeCmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "smoke ok") {
-		return fmt.Errorf("%v\n%s", err, tail(string(out), 40))
+	// A client still running at the deadline prints its threads (SIGQUIT) before it is
+	// killed: where it waits says which server, or which step, did not answer.
+	smokeCmd.Cancel = func() error { return smokeCmd.Process.Signal(syscall.SIGQUIT) }
+	smokeCmd.WaitDelay = 5 * time.Second
+	var output bytes.Buffer
+	smokeCmd.Stdout, smokeCmd.Stderr = &output, &output
+	if err := smokeCmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- smokeCmd.Wait() }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case <-tick.C:
+			if meanwhile != nil {
+				meanwhile()
+			}
+		}
+	}
+	out := output.String() // Wait has returned: nothing writes to it any more
+	if ctx.Err() != nil {
+		log, _, _ := strings.Cut(out, "Full thread dump")
+		return fmt.Errorf("no answer in 3 minutes (%v); the client's last words:\n%s\nits main thread:\n%s", err, tail(log, 20), javaThread(out, "main"))
+	}
+	if err != nil || !strings.Contains(out, "smoke ok") {
+		return fmt.Errorf("%v\n%s", err, tail(out, 40))
 	}
 	return nil
+}
+
+const clientLog4j = `log4j.rootLogger=WARN,stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=%d{HH:mm:ss,SSS} %p [%t] %c{1}: %m%n
+`
+
+// javaThread is one thread's stack from a JVM's thread dump: its quoted name's line up to the
+// blank line that ends it.
+func javaThread(dump, name string) string {
+	start := strings.Index(dump, "\n\""+name+"\" ")
+	if start < 0 {
+		return "(no thread dump)\n" + tail(dump, 40)
+	}
+	stack := dump[start+1:]
+	if end := strings.Index(stack, "\n\n"); end >= 0 {
+		stack = stack[:end]
+	}
+	return stack
 }
 
 // driverTarget: the YCSB driver reaches the cluster as the operator's benchmark Jobs do, with
@@ -468,12 +534,23 @@ func (c *HBaseCluster) Revive(t *testing.T) (roles []hbase.Role, lastWords strin
 	t.Helper()
 	for _, role := range []hbase.Role{hbase.ZooKeeper, hbase.NameNode, hbase.DataNode, hbase.Master, hbase.RegionServer} {
 		if p, ok := c.procs[role]; ok && !p.alive() {
-			lastWords += fmt.Sprintf("%s:\n%s\n", role, tail(withoutClasspath(p.Log()), 5))
+			lastWords += fmt.Sprintf("%s:\n%s%s\n", role, abortReason(p.Log()), tail(withoutClasspath(p.Log()), 5))
 			roles = append(roles, role)
 			c.restart(t, role)
 		}
 	}
 	return roles, lastWords
+}
+
+// abortReason is the line an HBase server logs when it aborts itself ("***** ABORTING region
+// server ...: WAL sync timeout ..."), which its shutdown's last lines no longer show.
+func abortReason(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "***** ABORTING") {
+			return line + "\n"
+		}
+	}
+	return ""
 }
 
 // Kill ends a role's process with SIGKILL, as a crash or an OOM kill does, and starts it again

@@ -261,12 +261,13 @@ func rollThrough(t *testing.T, c *HBaseCluster, applied, target v1alpha1.Effecti
 			if i == len(order)-1 {
 				c.ConfigureClient(t, next)
 			}
-			err := c.Smoke(t, fmt.Sprintf("roll%d%s", roll, role), "v")
-			if revived, words := c.Revive(t); len(revived) > 0 {
+			err, revived, words := c.SmokeReviving(t, fmt.Sprintf("roll%d%s", roll, role), "v")
+			if len(revived) > 0 {
 				// On one DataNode, a DataNode restart can break the Master's WAL for good,
 				// whatever the levels (README, "Changing security on a live HBase"): the Master
-				// aborts and its pod's kubelet starts it again. A Master that cannot start at
-				// this step fails the test in Revive.
+				// aborts, at the latest when a write has waited for its WAL for a minute
+				// (hbase.regionserver.wal.sync.timeout), and its pod's kubelet starts it again.
+				// A Master that cannot start at this step fails the test in Revive.
 				t.Logf("roll %d, %s restarted: %v exited by themselves and started again, as their kubelet would; their last words:\n%s", roll, role, revived, words)
 				if err != nil {
 					err = c.Smoke(t, fmt.Sprintf("roll%d%sagain", roll, role), "v")
