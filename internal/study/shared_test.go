@@ -184,6 +184,14 @@ func TestCheaperThanTheBaselineIsACaution(t *testing.T) {
 		t.Fatalf("cautions %q; want one, for tls-on-3 only", r.CheaperThanBaseline)
 	}
 	want := "tls-on-3 was measured cheaper than plaintext (-14.9%, 95% interval -14.9..-14.9%). Encryption adds work to every operation"
+	page, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The HTML page embeds the report's JSON, which holds the caution too: look for the paragraph.
+	if !strings.Contains(string(page), "<strong>Caution:</strong> "+want) {
+		t.Errorf("the HTML report shows no caution paragraph:\n%s", page)
+	}
 	for name, out := range map[string]string{"text": r.Text(), "Markdown": r.Markdown()} {
 		if !strings.Contains(out, want) || !strings.Contains(out, "each profile ran 6 times in a row after its own switch") {
 			t.Errorf("the %s report lacks the caution and its cause:\n%s", name, out)
