@@ -413,13 +413,13 @@ func (c *HBaseCluster) ReadBack(t *testing.T, table, value string) error {
 
 // SmokeReviving is Smoke while a kubelet watches the cluster: a process that exits by itself
 // while the client runs is started again at once (Revive), and returned with its last words.
-func (c *HBaseCluster) SmokeReviving(t *testing.T, table, value string) (err error, revived []hbase.Role, lastWords string) {
+func (c *HBaseCluster) SmokeReviving(t *testing.T, table, value string) (revived []hbase.Role, lastWords string, err error) {
 	t.Helper()
 	err = c.smoke(t, table, value, func() {
 		roles, words := c.Revive(t)
 		revived, lastWords = append(revived, roles...), lastWords+words
 	})
-	return err, revived, lastWords
+	return revived, lastWords, err
 }
 
 // smoke runs the client, calling meanwhile (when set) every second until it ends.

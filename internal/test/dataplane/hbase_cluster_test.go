@@ -261,7 +261,7 @@ func rollThrough(t *testing.T, c *HBaseCluster, applied, target v1alpha1.Effecti
 			if i == len(order)-1 {
 				c.ConfigureClient(t, next)
 			}
-			err, revived, words := c.SmokeReviving(t, fmt.Sprintf("roll%d%s", roll, role), "v")
+			revived, words, err := c.SmokeReviving(t, fmt.Sprintf("roll%d%s", roll, role), "v")
 			if len(revived) > 0 {
 				// On one DataNode, a DataNode restart can break the Master's WAL for good,
 				// whatever the levels (README, "Changing security on a live HBase"): the Master
