@@ -124,11 +124,11 @@ func baselineSpreads(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 func (b BaselineSpread) Sentence() string {
 	cmp := b.Comparison
 	what := fmt.Sprintf("%s%s with AES emulated off against itself with hardware AES", b.Profile, b.size())
-	meaning := "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration, " +
-		"which any cell's overhead may carry (each cell is one datastore) and its interval, built from run-to-run noise, does not include."
+	meaning := "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration"
 	if b.Shared {
-		meaning = "For a profile that uses no AES, as plaintext, this is the difference between two datastores of one configuration; " +
-			"every overhead here compares runs on one datastore (spec.datastores Shared), so none carries it."
+		meaning += "; every overhead here compares runs on one datastore (spec.datastores Shared), so none carries it."
+	} else {
+		meaning += ", which any cell's overhead may carry (each cell is one datastore) and its interval, built from run-to-run noise, does not include."
 	}
 	switch {
 	case !cmp.HasCI:
