@@ -126,7 +126,9 @@ func finishJob(t *testing.T, g Gomega, name string, exitCode int32, message stri
 	g.Expect(env.Client.Status().Update(ctx, job)).To(Succeed())
 }
 
-func summaryJSON(t *testing.T, phase string, ops, errs int64) string {
+// summaryJSON is a client's termination message for a 10 s window; edits change the summary
+// before it is written.
+func summaryJSON(t *testing.T, phase string, ops, errs int64, edits ...func(*benchresult.Summary)) string {
 	t.Helper()
 	end := time.Now().UTC().Truncate(time.Second)
 	s := benchresult.Summary{Driver: "k6-ycsb", Phase: phase, Start: end.Add(-10 * time.Second), End: end, Operations: ops, Errors: errs,
@@ -134,6 +136,9 @@ func summaryJSON(t *testing.T, phase string, ops, errs int64) string {
 		Latencies: []benchresult.Latency{{Operation: "read", Count: ops, Errors: errs, P50: 800, P95: 1500, P99: 3000, Max: 9000}}}
 	if errs > 0 {
 		s.FirstError = "read: gocql: no response received from cassandra within timeout period"
+	}
+	for _, edit := range edits {
+		edit(&s)
 	}
 	b, err := s.Marshal()
 	if err != nil {

@@ -412,10 +412,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 			if run, ok := study.Run(&b, k+1); ok { // every round runs each cell once: its k-th run is round k+1
 				run, repeat := study.Judge(&s.study.Spec, cell, run)
 				if repeat {
-					// The same schedule position again: the set-aside run moves the cell to
-					// its next attempt, a benchmark of its own.
-					cell.SetAside = append(cell.SetAside, run)
-					r.Recorder.Eventf(s.study, &b, "Warning", v1alpha1.ReasonRunSetAside, "Run", "%s, round %d: %s", cell.Name, k+1, run.Busy)
+					r.setAside(s, cell, &b, run)
 					continue
 				}
 				cell.Runs = append(cell.Runs, run)
@@ -424,6 +421,11 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				cell.State = v1alpha1.CellDone
 			}
 		case v1alpha1.BenchmarkFailed:
+			if run, repeat := study.RateNotKept(&s.study.Spec, cell, &b, k+1); repeat {
+				noteEnd(st, study.Ended(&b))
+				r.setAside(s, cell, &b, run)
+				continue
+			}
 			r.failCell(s, cell, "Run", fmt.Sprintf("benchmark %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete)))
 		default:
 			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name,
@@ -438,6 +440,14 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		st.NextRun++
 	}
 	return ctrl.Result{}, nil
+}
+
+// setAside keeps a run that does not count with its cell, and says why. The same schedule
+// position runs again: the set-aside run moves the cell to its next attempt, a benchmark of
+// its own.
+func (r *TradeoffStudyReconciler) setAside(s *studyScope, cell *v1alpha1.StudyCell, b *v1alpha1.DatastoreBenchmark, run v1alpha1.StudyRun) {
+	cell.SetAside = append(cell.SetAside, run)
+	r.Recorder.Eventf(s.study, b, "Warning", v1alpha1.ReasonRunSetAside, "Run", "%s, round %d: %s", cell.Name, run.Round, run.Busy)
 }
 
 // extend adds rounds once every scheduled one ran, when spec.precision asks for it: the

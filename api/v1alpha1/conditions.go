@@ -177,8 +177,8 @@ const (
 	// ReasonSwitched (an event): the datastore runs the cell's profile, Ready and verified; the
 	// event says how long the switch took.
 	ReasonSwitched = "Switched"
-	// ReasonRunSetAside (an event): a run's background exceeded spec.background.maxCores; the
-	// round is measured again.
+	// ReasonRunSetAside (an event): a run's background exceeded spec.background.maxCores, or
+	// its clients could not keep the fixed rate; the round is measured again.
 	ReasonRunSetAside = "RunSetAside"
 	// ReasonRunWaitsForQuiet (an event): a benchmark run waits for its nodes' background to
 	// fall below spec.quietStart.maxCores before its clients start.

@@ -179,7 +179,8 @@ type StudyBackground struct {
 	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity('0'))",message="spec.background.maxCores must be a CPU quantity of 0 or more, such as 500m or 1 (0 turns the rule off)"
 	MaxCores *resource.Quantity `json:"maxCores,omitempty"`
 	// repeats: how many times a round of a cell is measured again when its background is too
-	// high; after the last one the run is kept, flagged in the report. Defaults to 2.
+	// high (after the last one the run is kept, flagged in the report) or when its clients could
+	// not keep a fixed rate (after the last one the cell fails). Defaults to 2.
 	// +optional
 	// +kubebuilder:default=2
 	// +kubebuilder:validation:Minimum=0
@@ -486,8 +487,9 @@ type StudyRun struct {
 	// cpuUnavailable says why the server figures are missing.
 	// +optional
 	CPUUnavailable string `json:"cpuUnavailable,omitempty"`
-	// busy says the run's background exceeded spec.background.maxCores, and what the study did
-	// about it: set it aside and repeated the round, or kept it after the last repeat.
+	// busy says why the machine was too busy for the run: its background exceeded
+	// spec.background.maxCores, or its clients could not keep the fixed rate; and what the
+	// study did about it: set it aside and repeated the round, or kept it after the last repeat.
 	// +optional
 	Busy string `json:"busy,omitempty"`
 }

@@ -133,11 +133,21 @@ func Record(run *v1alpha1.BenchmarkRun, out Outcome, spec *v1alpha1.DatastoreBen
 	case sum.Errors > 0:
 		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d client errors (first: %s)", sum.Errors, sum.FirstError)
 	case tooManyDropped(sum, spec.Load):
-		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d dropped iterations (%.2f%% of the schedule, %d%% allowed by load.maxDroppedPercent): the clients could not keep the fixed rate; add clientPods or virtualUsers",
-			sum.DroppedIterations, droppedPercent(sum), ptr.Deref(spec.Load.MaxDroppedPercent, 0))
+		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, fmt.Sprintf("%d dropped iterations (%.2f%% of the schedule, %d%% allowed by load.maxDroppedPercent): %s",
+			sum.DroppedIterations, droppedPercent(sum), ptr.Deref(spec.Load.MaxDroppedPercent, 0), rateNotKept)
 	case sum.Operations == 0:
 		run.Phase, run.InvalidReason = v1alpha1.RunInvalid, "no operation completed"
 	}
+}
+
+// rateNotKept ends the invalid reason of a run that RateNotKept recognises.
+const rateNotKept = "the clients could not keep the fixed rate; add clientPods or virtualUsers"
+
+// RateNotKept: the run does not count only because its clients dropped more of the fixed
+// rate's schedule than load.maxDroppedPercent allows. On a shared machine that is often a
+// moment's contention rather than the datastore's limit, which a later attempt can tell apart.
+func RateNotKept(run v1alpha1.BenchmarkRun) bool {
+	return run.Phase == v1alpha1.RunInvalid && strings.HasSuffix(run.InvalidReason, rateNotKept)
 }
 
 // tooManyDropped: the clients dropped more of the schedule than load.maxDroppedPercent allows.

@@ -101,6 +101,9 @@ func TestRecord(t *testing.T) {
 			if run.Phase != tc.phase || !strings.Contains(run.InvalidReason, tc.reason) || (tc.reason == "") != (run.InvalidReason == "") {
 				t.Errorf("run %s %q, want %s %q", run.Phase, run.InvalidReason, tc.phase, tc.reason)
 			}
+			if got, want := RateNotKept(run), name == "dropped iterations"; got != want {
+				t.Errorf("RateNotKept = %t for a run %s %q, want %t: only a rate the clients could not keep is one", got, run.Phase, run.InvalidReason, want)
+			}
 			if w := tc.out.Summary.Writes; w != nil && (run.Writes == nil || run.Writes.Checked != w.Checked || run.Writes.Lost != w.Lost || run.Writes.FirstProblem != w.FirstProblem) {
 				t.Errorf("writes in status %+v; want the client's %+v", run.Writes, *w)
 			}

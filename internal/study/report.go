@@ -108,8 +108,8 @@ type RunCost struct {
 	ClientCPUMicrosPerOp  *float64 `json:"clientCPUMicrosPerOp,omitempty"`
 	BackgroundCores       *float64 `json:"backgroundCores,omitempty"`
 	Unavailable           string   `json:"unavailable,omitempty"`
-	// Busy: the run's background exceeded the study's limit (set aside and repeated, or kept
-	// after the last repeat).
+	// Busy: the run's background exceeded the study's limit, or its clients could not keep the
+	// fixed rate (set aside and repeated, or kept after the last repeat).
 	Busy string `json:"busy,omitempty"`
 }
 

@@ -15,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
+	"secured.dev/operator/internal/benchresult"
+	"secured.dev/operator/internal/benchrun"
 	"secured.dev/operator/internal/test/golden"
 )
 
@@ -447,6 +449,49 @@ func TestJudgeSetsAsideBusyRunsUntilTheRepeatsRunOut(t *testing.T) {
 	s.Background = &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("1")), Repeats: 1}
 	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, v1alpha1.StudyRun{Round: 1, BackgroundCores: "1.2"}); !repeat {
 		t.Error("a limit of 1 core sets aside a run with 1.2")
+	}
+}
+
+// A benchmark that failed only because its clients could not keep the fixed rate is set aside
+// and measured again, within the busy-run repeats; any other failure fails the cell.
+func TestAFailedBenchmarkThatMissedTheRateIsSetAsideWhileRepeatsAreLeft(t *testing.T) {
+	s := spec()
+	fixed := v1alpha1.DatastoreBenchmarkSpec{Load: v1alpha1.Load{Mode: v1alpha1.LoadFixedRate, Rate: ptr.To[int64](1000), MaxDroppedPercent: ptr.To[int32](5)}}
+	run := func(ops, dropped, errs int64) v1alpha1.BenchmarkRun {
+		var r v1alpha1.BenchmarkRun
+		sum := benchresult.Summary{Operations: ops, DroppedIterations: dropped, Errors: errs, FirstError: "timeout", Latencies: []benchresult.Latency{{Operation: "read", Count: ops}}}
+		benchrun.Record(&r, benchrun.Outcome{Summary: sum, Throughput: float64(ops) / 10}, &fixed)
+		return r
+	}
+	failed := func(runs ...v1alpha1.BenchmarkRun) *v1alpha1.DatastoreBenchmark {
+		return &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "s-c1-r0"},
+			Status: v1alpha1.DatastoreBenchmarkStatus{Phase: v1alpha1.BenchmarkFailed, Runs: runs}}
+	}
+	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c1"}
+	slow := failed(run(8489, 1511, 0), run(8894, 1106, 0))
+	for attempt := range DefaultBackgroundRepeats {
+		aside, repeat := RateNotKept(s, cell, slow, 1)
+		want := fmt.Sprintf("the clients could not keep the fixed rate (dropped 15.1%%, 11.1%% of the schedule): set aside and measured again (repeat %d of 2)", attempt+1)
+		if !repeat || aside.Busy != want || aside.Round != 1 || aside.Benchmark != "s-c1-r0" || aside.ThroughputOpsPerSec != 889 {
+			t.Fatalf("attempt %d: repeat %v, %+v; want %q", attempt, repeat, aside, want)
+		}
+		cell.SetAside = append(cell.SetAside, aside)
+	}
+	if _, repeat := RateNotKept(s, cell, slow, 1); repeat {
+		t.Error("after the last repeat the cell fails")
+	}
+	if _, repeat := RateNotKept(s, cell, slow, 2); !repeat {
+		t.Error("another round starts its own repeats")
+	}
+	for name, b := range map[string]*v1alpha1.DatastoreBenchmark{
+		"client errors too":  failed(run(8489, 1511, 0), run(9990, 0, 3)),
+		"no run":             failed(),
+		"still running":      {Status: v1alpha1.DatastoreBenchmarkStatus{Phase: v1alpha1.BenchmarkRunning, Runs: []v1alpha1.BenchmarkRun{run(8489, 1511, 0)}}},
+		"a failed run (pin)": failed(v1alpha1.BenchmarkRun{Phase: v1alpha1.RunFailed, InvalidReason: "pin refused"}),
+	} {
+		if _, repeat := RateNotKept(s, &v1alpha1.StudyCell{}, b, 1); repeat {
+			t.Errorf("%s: the study repeats only a benchmark whose every run missed the rate", name)
+		}
 	}
 }
 
