@@ -300,7 +300,7 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 	}
 	for i := range st.Cells {
 		cell := &st.Cells[i]
-		if cell.State != v1alpha1.CellMeasuring || study.WarmedByPartner(&s.study.Spec, st.Cells, cell) {
+		if cell.State != v1alpha1.CellMeasuring {
 			continue
 		}
 		want := study.WarmUpBenchmark(s.study, cell)

@@ -636,38 +636,34 @@ func TestSharedStudyMeasuresPlaintextAndTLSOnOneNode(t *testing.T) {
 		g.Expect(cellOf(g, st, "sh-tls-on-1").State).To(Equal(v1alpha1.CellMeasuring))
 	}, 2*time.Minute).Should(Succeed())
 
-	// Only the TLS cell warms the shared node (study.WarmedByPartner), and its warm-up connects
-	// the way its runs will: its load Job shows it.
-	warm := "sh-c1-warm"
-	g.Eventually(func(g Gomega) {
-		b := get(g, &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: warm, Namespace: "default"}})
-		g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(BeFalse())
-		g.Expect(b.Status.Profile).To(Equal("sh-tls+overrides"))
-		g.Expect(jobEnv(g, warm+"-load")).To(ContainElement("CQL_TLS_CIPHER_SUITE"), "%s connects over TLS", warm)
-	}, time.Minute).Should(Succeed())
-	finishJob(t, g, warm+"-load", 0, summaryJSON(t, "load", 1000, 0))
-	finishJob(t, g, warm+"-run-0", 0, summaryJSON(t, "run", 10000, 0))
-	err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "sh-c0-warm"}, &v1alpha1.DatastoreBenchmark{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the plaintext cell shares the warmed node and needs no warm-up of its own: %v", err)
+	// Each cell's warm-up, one after the other, connects the way its runs will: its load Job
+	// shows it.
+	for _, warm := range []string{"sh-c0-warm", "sh-c1-warm"} {
+		plaintext := warm == "sh-c0-warm"
+		g.Eventually(func(g Gomega) {
+			b := get(g, &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: warm, Namespace: "default"}})
+			g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(plaintext), warm)
+			job := get(g, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: warm + "-load", Namespace: "default"}})
+			var names []string
+			for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+				names = append(names, e.Name)
+			}
+			if plaintext {
+				g.Expect(names).NotTo(ContainElement("CQL_TLS_CIPHER_SUITE"), "%s connects in plaintext", warm)
+				g.Expect(b.Status.Profile).To(Equal("sh-tls+overrides/plaintext"))
+			} else {
+				g.Expect(names).To(ContainElement("CQL_TLS_CIPHER_SUITE"), "%s connects over TLS", warm)
+				g.Expect(b.Status.Profile).To(Equal("sh-tls+overrides"))
+			}
+		}, time.Minute).Should(Succeed())
+		finishJob(t, g, warm+"-load", 0, summaryJSON(t, "load", 1000, 0))
+		finishJob(t, g, warm+"-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	}
 	first := getStudy(g, "sh")
 	firstCell := cellOf(g, first, first.Status.Schedule[0])
 	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: study.BenchmarkName(&firstCell, 0), Namespace: "default"}}
 	g.Eventually(func(g Gomega) { get(g, b) }, time.Minute).Should(Succeed(), "round 1 starts once both cells are warm")
 	g.Expect(b.Spec.Target.DatastoreRef.Name).To(Equal("sh-c0"))
-	plaintext := firstCell.Profile == "sh-plain"
-	g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(plaintext))
-	g.Eventually(func(g Gomega) {
-		g.Expect(slices.Contains(jobEnv(g, b.Name+"-run-0"), "CQL_TLS_CIPHER_SUITE")).NotTo(Equal(plaintext), "%s connects in plaintext: %v", b.Name, plaintext)
-	}, time.Minute).Should(Succeed())
+	g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(firstCell.Profile == "sh-plain"))
 	g.Expect(env.Client.Delete(ctx, s)).To(Succeed())
-}
-
-// jobEnv names the variables of a Job's first container.
-func jobEnv(g Gomega, name string) []string {
-	job := get(g, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
-	var names []string
-	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-		names = append(names, e.Name)
-	}
-	return names
 }

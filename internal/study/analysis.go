@@ -154,12 +154,11 @@ func methodSwitched(runs int) string {
 
 // methodShared: what a Shared study measures on one datastore.
 func methodShared(spec *v1alpha1.TradeoffStudySpec) string {
-	return fmt.Sprintf("Both profiles of one acceleration and size are measured on the same datastore (spec.datastores Shared): it runs %[1]s "+
+	return fmt.Sprintf("Both profiles of one acceleration and size are measured on the same datastore (spec.datastores Shared): it runs %s "+
 		"with its client-to-node channel Optional, verified on the wire to accept both; the baseline's runs connect in plaintext "+
 		"and the other profile's over TLS, pinned to its suite, so the overhead does not carry how far two datastores of one "+
 		"configuration are apart. Accepting both costs the plaintext runs nothing per operation: the node tells TLS from "+
-		"plaintext once per connection. Where the cells warm up before round 1, only %[1]s's cell of each datastore does: it loads "+
-		"the table both cells read and warms the same JVMs, and the TLS path runs through everything the plaintext path does. ", SharedProfile(spec))
+		"plaintext once per connection. ", SharedProfile(spec))
 }
 
 // methodOf says how the study measured and compared.

@@ -80,20 +80,3 @@ func NotShareable(spec *v1alpha1.TradeoffStudySpec, profiles map[string]Profile)
 	}
 	return ""
 }
-
-// WarmedByPartner: in a Shared study a datastore's two cells measure one table on one set of
-// JVMs, and the warm-up of the shared profile's cell loads that table and warms those JVMs for
-// both. Its TLS path runs through everything the plaintext path does (the server's pipeline
-// only adds an SslHandler), so a second warm-up per datastore would cost a minute and warm
-// nothing new. Where the partner cell failed, the baseline's cell warms itself.
-func WarmedByPartner(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, cell *v1alpha1.StudyCell) bool {
-	if !Shared(spec) || cell.Profile == SharedProfile(spec) {
-		return false
-	}
-	for i := range cells {
-		if partner := &cells[i]; partner.Datastore == cell.Datastore && partner.Profile == SharedProfile(spec) {
-			return partner.State != v1alpha1.CellFailed && partner.State != v1alpha1.CellPruned
-		}
-	}
-	return false
-}

@@ -79,28 +79,6 @@ func TestSharedStudyMeasuresBothProfilesOnOneDatastore(t *testing.T) {
 	}
 }
 
-// In a Shared study only the TLS cell of a datastore warms up before round 1, unless it failed;
-// elsewhere every cell warms itself.
-func TestOnlyTheSharedProfilesCellWarmsADatastore(t *testing.T) {
-	spec := &v1alpha1.TradeoffStudySpec{Datastores: v1alpha1.DatastoresShared, Matrix: v1alpha1.StudyMatrix{Profiles: []string{"tls", "plain"}, Baseline: "plain"}}
-	cells := []v1alpha1.StudyCell{
-		{Name: "tls-on-1", Profile: "tls", Datastore: "s-c0", State: v1alpha1.CellMeasuring},
-		{Name: "plain-on-1", Profile: "plain", Datastore: "s-c0", State: v1alpha1.CellMeasuring},
-		{Name: "tls-off-1", Profile: "tls", Datastore: "s-c2", State: v1alpha1.CellFailed},
-		{Name: "plain-off-1", Profile: "plain", Datastore: "s-c2", State: v1alpha1.CellMeasuring},
-	}
-	want := map[string]bool{"tls-on-1": false, "plain-on-1": true, "tls-off-1": false, "plain-off-1": false}
-	for i := range cells {
-		if got := WarmedByPartner(spec, cells, &cells[i]); got != want[cells[i].Name] {
-			t.Errorf("Shared, cell %s (%s): warmed by its partner %v, want %v", cells[i].Name, cells[i].State, got, want[cells[i].Name])
-		}
-	}
-	spec.Datastores = v1alpha1.DatastoresPerCell
-	if WarmedByPartner(spec, cells, &cells[1]) {
-		t.Error("PerCell: a cell has its own datastore and must warm it itself")
-	}
-}
-
 // Shared refuses profiles whose plaintext runs would pay for what the other profile does
 // beyond the client channel, and says which profile and what.
 func TestNotShareable(t *testing.T) {
