@@ -170,7 +170,7 @@ func (r *TradeoffStudyReconciler) plan(ctx context.Context, s *studyScope) (ctrl
 	}
 	st.Cells = study.Cells(studyObj.Name, &studyObj.Spec, profiles)
 	st.Rounds = int32(study.Repetitions(&studyObj.Spec))
-	st.Schedule = study.Schedule(st.Cells, int(st.Rounds), study.RoundsTogether(&studyObj.Spec), *st.Seed)
+	st.Schedule = study.Schedule(st.Cells, int(st.Rounds), study.RoundsTogether(&studyObj.Spec), study.Shared(&studyObj.Spec), *st.Seed)
 	st.NextRun, st.Phase = 0, v1alpha1.StudyRunning
 	pruned := len(st.Cells) - countCells(st.Cells, func(c *v1alpha1.StudyCell) bool { return c.State != v1alpha1.CellPruned })
 	msg := fmt.Sprintf("%d cells (%d pruned by the constraints), %d repetitions in randomized interleaved order, seed %d",
@@ -467,7 +467,7 @@ func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl
 	}
 	// Only the new block is appended: a study planned by an operator that ordered its rounds
 	// otherwise keeps the schedule it ran.
-	planned := study.Schedule(st.Cells, rounds+together, together, *st.Seed)
+	planned := study.Schedule(st.Cells, rounds+together, together, study.Shared(&s.study.Spec), *st.Seed)
 	st.Rounds = int32(rounds + together)
 	st.Schedule = append(st.Schedule, planned[min(len(st.Schedule), len(planned)):]...)
 	again := v1alpha1.CellMeasuring

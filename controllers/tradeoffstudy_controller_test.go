@@ -213,7 +213,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 		g.Expect(cellOf(g, st, "st-plain-on-1").Datastore).To(Equal("st-c0"))
 		schedule = st.Status.Schedule
 	}).Should(Succeed())
-	g.Expect(schedule).To(Equal(study.Schedule(getStudy(g, "st").Status.Cells, 6, 1, 7)), "the schedule is the seeded RMIT order")
+	g.Expect(schedule).To(Equal(study.Schedule(getStudy(g, "st").Status.Cells, 6, 1, false, 7)), "the schedule is the seeded RMIT order")
 	g.Expect(schedule).To(HaveLen(18))
 	g.Expect(recordedEvents(g, s, "Planned")).To(ContainElement(ContainSubstring("4 cells (1 pruned by the constraints), 18 repetitions")))
 
@@ -524,7 +524,7 @@ func TestSwitchedStudyRunsEveryProfileOnOneDatastore(t *testing.T) {
 		g.Expect(cellOf(g, st, "sw-plain-on-1").Datastore).To(Equal("sw-c0"))
 		g.Expect(cellOf(g, st, "sw-other-on-1").Datastore).To(Equal("sw-c0"))
 		schedule = st.Status.Schedule
-		g.Expect(schedule).To(Equal(study.Schedule(st.Status.Cells, 3, 2, 5)), "one round, then a pair that runs each profile twice per switch")
+		g.Expect(schedule).To(Equal(study.Schedule(st.Status.Cells, 3, 2, false, 5)), "one round, then a pair that runs each profile twice per switch")
 	}).Should(Succeed())
 	switches := 0
 	for i := 1; i < len(schedule); i++ {

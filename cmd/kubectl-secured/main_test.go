@@ -51,7 +51,7 @@ func TestStudyReport(t *testing.T) {
 		}
 	}
 	st.Status = v1alpha1.TradeoffStudyStatus{Phase: v1alpha1.StudyRunning, Seed: ptr.To[int64](1), Cells: cells,
-		Schedule: study.Schedule(cells, 5, 1, 1), NextRun: 8}
+		Schedule: study.Schedule(cells, 5, 1, false, 1), NextRun: 8}
 	if err := env.Client.Status().Update(ctx, st); err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,8 @@ func methodShared(spec *v1alpha1.TradeoffStudySpec) string {
 		"with its client-to-node channel Optional, verified on the wire to accept both; the baseline's runs connect in plaintext "+
 		"and the other profile's over TLS, pinned to its suite, so the overhead does not carry how far two datastores of one "+
 		"configuration are apart. Accepting both costs the plaintext runs nothing per operation: the node tells TLS from "+
-		"plaintext once per connection. ", SharedProfile(spec))
+		"plaintext once per connection. In every round the two cells of a datastore run one after the other, each first in "+
+		"half the rounds, so the runs the analysis pairs are measured next to each other. ", SharedProfile(spec))
 }
 
 // methodOf says how the study measured and compared.

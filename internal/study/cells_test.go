@@ -291,7 +291,7 @@ func TestSwitchedRoundsRunEachCellTwicePerSwitch(t *testing.T) {
 		return n
 	}
 	for _, rounds := range []int{5, 6} {
-		schedule := Schedule(cells, rounds, together, 7)
+		schedule := Schedule(cells, rounds, together, false, 7)
 		if len(schedule) != 5*rounds {
 			t.Fatalf("%d rounds: %d entries, want %d", rounds, len(schedule), 5*rounds)
 		}
@@ -323,11 +323,11 @@ func TestSwitchedRoundsRunEachCellTwicePerSwitch(t *testing.T) {
 				t.Errorf("%d rounds: positions %d and %d are %s and %s; a paired block runs a cell twice in a row", rounds, pos, pos+1, schedule[pos], schedule[pos+1])
 			}
 		}
-		if longer := Schedule(cells, rounds+together, together, 7); !slices.Equal(longer[:len(schedule)], schedule) {
+		if longer := Schedule(cells, rounds+together, together, false, 7); !slices.Equal(longer[:len(schedule)], schedule) {
 			t.Errorf("adding a block to %d rounds reordered what ran:\n%v\n%v", rounds, schedule, longer)
 		}
 	}
-	if slices.Equal(Schedule(cells, 6, 1, 7), Schedule(cells, 6, 2, 7)) {
+	if slices.Equal(Schedule(cells, 6, 1, false, 7), Schedule(cells, 6, 2, false, 7)) {
 		t.Error("a study of one datastore per cell runs its rounds apart, not in pairs")
 	}
 	// spec.runsPerSwitch: three rounds per switch, six rounds in two blocks of one order each.
@@ -335,7 +335,7 @@ func TestSwitchedRoundsRunEachCellTwicePerSwitch(t *testing.T) {
 	if RoundsTogether(spec) != 3 {
 		t.Fatalf("runsPerSwitch 3: %d rounds together", RoundsTogether(spec))
 	}
-	schedule := Schedule(cells, 6, 3, 7)
+	schedule := Schedule(cells, 6, 3, false, 7)
 	for pos := 0; pos < len(schedule); pos += 3 {
 		if run := schedule[pos : pos+3]; run[0] != run[1] || run[1] != run[2] {
 			t.Errorf("positions %d to %d: %v; a block of three rounds runs a cell three times in a row", pos, pos+2, run)

@@ -211,25 +211,44 @@ func violation(c *v1alpha1.StudyConstraints, p Profile) string {
 // RoundsTogether); with a number of rounds that is no multiple of it, the first block is the
 // short one, so the schedule of n rounds is a prefix of that of n+together and the rounds that
 // ran stay as they were when the stopping rule adds a block.
-func Schedule(cells []v1alpha1.StudyCell, rounds, together int, seed int64) []string {
-	var active []string
+//
+// adjacent (a Shared study) permutes the datastores instead, and runs the cells of each one
+// after the other: the runs the analysis pairs are then next to each other, not anywhere in
+// the round, so less of a JVM's drift lies between them. Their order is random in the first
+// block and reversed in the next, so each cell runs first as often as second.
+func Schedule(cells []v1alpha1.StudyCell, rounds, together int, adjacent bool, seed int64) []string {
+	var groups [][]string
+	at := map[string]int{} // datastore → index in groups
 	for _, c := range cells {
-		if c.State != v1alpha1.CellPruned {
-			active = append(active, c.Name)
+		if c.State == v1alpha1.CellPruned {
+			continue
 		}
+		if i, ok := at[c.Datastore]; ok && adjacent {
+			groups[i] = append(groups[i], c.Name)
+			continue
+		}
+		at[c.Datastore] = len(groups)
+		groups = append(groups, []string{c.Name})
 	}
 	together = max(together, 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec0ed))
-	out := make([]string, 0, len(active)*rounds)
-	for block := rounds % together; rounds > 0; block = together {
+	out := make([]string, 0, len(cells)*rounds)
+	for n, block := 0, rounds%together; rounds > 0; n, block = n+1, together {
 		if block == 0 {
 			block = together
 		}
-		order := slices.Clone(active)
+		order := slices.Clone(groups) // a group's slice is shared: the next block reverses this one's order
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for _, name := range order {
-			for range block {
-				out = append(out, name)
+		for _, group := range order {
+			if n%2 == 0 {
+				rng.Shuffle(len(group), func(i, j int) { group[i], group[j] = group[j], group[i] })
+			} else {
+				slices.Reverse(group)
+			}
+			for _, name := range group {
+				for range block {
+					out = append(out, name)
+				}
 			}
 		}
 		rounds -= block

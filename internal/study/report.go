@@ -337,7 +337,7 @@ func metricName(m v1alpha1.OverheadMetric) string {
 // figure came from a disturbed run.
 func (r Report) runCosts() string {
 	var b strings.Builder
-	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server CPU-µs per operation (the datastore's pods, sidecars included) and the sidecars' part of it, client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside for their background follow the cell's runs; the analysis leaves them out.\n\n")
+	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server CPU-µs per operation (the datastore's pods, sidecars included) and the sidecars' part of it, client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside (for their background, or for a fixed rate their clients could not keep) follow the cell's runs; the analysis leaves them out.\n\n")
 	b.WriteString("| Cell | Round | Warm-up s | ops/s | CV | Server CPU µs/op | of which sidecars | Client CPU µs/op | Background cores | Busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	var missing, busy []string
 	row := func(cell string, rc RunCost, mark string) {

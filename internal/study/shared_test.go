@@ -2,6 +2,7 @@ package study
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,6 +82,52 @@ func TestSharedStudyMeasuresBothProfilesOnOneDatastore(t *testing.T) {
 
 // Shared refuses profiles whose plaintext runs would pay for what the other profile does
 // beyond the client channel, and says which profile and what.
+// In a Shared study the two cells of a datastore run one after the other in every round, each
+// first in half the rounds, and the datastores' order is random; a PerCell study's schedule is
+// what it was before adjacency existed.
+func TestASharedStudyRunsTheCellsOfADatastoreBackToBack(t *testing.T) {
+	cells := []v1alpha1.StudyCell{{Name: "plain-on-1", Datastore: "s-c0"}, {Name: "tls-on-1", Datastore: "s-c0"},
+		{Name: "plain-off-1", Datastore: "s-c2"}, {Name: "tls-off-1", Datastore: "s-c2"}}
+	datastore := map[string]string{}
+	for _, c := range cells {
+		datastore[c.Name] = c.Datastore
+	}
+	const rounds = 8
+	schedule := Schedule(cells, rounds, 1, true, 2026)
+	if len(schedule) != 4*rounds {
+		t.Fatalf("%d entries, want %d", len(schedule), 4*rounds)
+	}
+	first := map[string]int{}
+	datastoreFirst := map[string]int{}
+	for r := range rounds {
+		round := schedule[4*r : 4*r+4]
+		if datastore[round[0]] != datastore[round[1]] || datastore[round[2]] != datastore[round[3]] || datastore[round[1]] == datastore[round[2]] {
+			t.Errorf("round %d: %v; the cells of a datastore run one after the other", r+1, round)
+		}
+		sorted := slices.Sorted(slices.Values(round))
+		if !slices.Equal(sorted, []string{"plain-off-1", "plain-on-1", "tls-off-1", "tls-on-1"}) {
+			t.Errorf("round %d holds %v, want every cell once", r+1, round)
+		}
+		first[round[0]]++
+		first[round[2]]++
+		datastoreFirst[datastore[round[0]]]++
+	}
+	for _, c := range cells {
+		if first[c.Name] != rounds/2 {
+			t.Errorf("%s ran first on its datastore in %d of %d rounds, want half: %v", c.Name, first[c.Name], rounds, schedule)
+		}
+	}
+	if datastoreFirst["s-c0"] == 0 || datastoreFirst["s-c2"] == 0 {
+		t.Errorf("the datastores' order never changed in %d rounds: %v", rounds, schedule)
+	}
+	if longer := Schedule(cells, rounds+1, 1, true, 2026); !slices.Equal(longer[:len(schedule)], schedule) {
+		t.Errorf("an added round reordered what ran:\n%v\n%v", schedule, longer)
+	}
+	if perCell := Schedule(cells, rounds, 1, false, 2026); slices.Equal(perCell, schedule) {
+		t.Error("without adjacency the cells are permuted one by one")
+	}
+}
+
 func TestNotShareable(t *testing.T) {
 	spec := &v1alpha1.TradeoffStudySpec{Datastores: v1alpha1.DatastoresShared, Matrix: v1alpha1.StudyMatrix{Profiles: []string{"base", "other"}, Baseline: "base"}}
 	for _, tc := range []struct {

@@ -68,7 +68,7 @@ func TestCellsPruneByConstraintsButKeepTheBaseline(t *testing.T) {
 
 func TestScheduleInterleavesRandomlyAndRepeatably(t *testing.T) {
 	cells := Cells("s", spec(), profiles)
-	sched := Schedule(cells, 5, 1, 42)
+	sched := Schedule(cells, 5, 1, false, 42)
 	if len(sched) != 8*5 {
 		t.Fatalf("%d entries, want 8 cells × 5", len(sched))
 	}
@@ -91,10 +91,10 @@ func TestScheduleInterleavesRandomlyAndRepeatably(t *testing.T) {
 	if len(orders) < 4 {
 		t.Errorf("rounds repeat the same order: %v", sched)
 	}
-	if !slices.Equal(sched, Schedule(cells, 5, 1, 42)) {
+	if !slices.Equal(sched, Schedule(cells, 5, 1, false, 42)) {
 		t.Error("the same seed gave another order")
 	}
-	if slices.Equal(sched, Schedule(cells, 5, 1, 43)) {
+	if slices.Equal(sched, Schedule(cells, 5, 1, false, 43)) {
 		t.Error("another seed gave the same order")
 	}
 	if got := Repetition(sched, len(sched)-1); got != 4 {
@@ -325,8 +325,8 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 		t.Error("a study without spec.precision added a round")
 	}
 
-	planned := Schedule(cells, 6, 1, 42)
-	if extended := Schedule(cells, 7, 1, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
+	planned := Schedule(cells, 6, 1, false, 42)
+	if extended := Schedule(cells, 7, 1, false, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
 		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", planned, extended)
 	}
 }
