@@ -110,8 +110,9 @@ func RateNotKept(spec *v1alpha1.TradeoffStudySpec, cell *v1alpha1.StudyCell, b *
 			strings.Join(dropped, ", "), done+1, repeats)}, true
 }
 
-// Attempt is how many runs of a cell's round were set aside for their background: the next
-// measurement of that round is attempt number Attempt (0 for the first).
+// Attempt is how many runs of a cell's round were set aside (for their background, or for a
+// rate their clients could not keep): the next measurement of that round is attempt number
+// Attempt (0 for the first).
 func Attempt(cell *v1alpha1.StudyCell, round int) int {
 	n := 0
 	for _, r := range cell.SetAside {
