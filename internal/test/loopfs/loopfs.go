@@ -27,6 +27,14 @@ func Mount(t testing.TB, size int64) *FS {
 		t.Fatal("loopfs needs root to attach a loop device and mount it (make test runs as root on the project's machines)")
 	}
 	dir := t.TempDir()
+	// Everything lives under a shared mount of its own. A program that ip netns exec starts
+	// meanwhile gets a copy of this machine's mounts, and on a machine whose root mount is
+	// private that copy would hold the filesystem after Detach's umount: unwritten, its key
+	// loaded, its loop device attached. A copy of a shared mount is its slave instead, and the
+	// umount reaches it.
+	run(t, "mount", "--bind", dir, dir)
+	t.Cleanup(func() { run(t, "umount", dir) })
+	run(t, "mount", "--make-shared", dir)
 	fs := &FS{Image: filepath.Join(dir, "disk.img"), Dir: filepath.Join(dir, "mnt")}
 	f, err := os.Create(fs.Image)
 	if err == nil {
@@ -51,17 +59,25 @@ func (fs *FS) Attach(t testing.TB) {
 	if fs.loop != "" {
 		return
 	}
+	if held := strings.TrimSpace(run(t, "losetup", "--associated", fs.Image)); held != "" {
+		// A second mount of the image beside the one that lives on would share its blocks and
+		// not its key: the test would neither prove a restart nor keep the image whole.
+		t.Fatalf("%s is still attached after its unmount (%s): a program with a private copy of this machine's mounts (unshare --mount) holds the filesystem", fs.Image, held)
+	}
 	fs.loop = strings.TrimSpace(run(t, "losetup", "--find", "--show", "--direct-io=on", fs.Image))
 	run(t, "mount", "-t", "ext4", fs.loop, fs.Dir)
 }
 
-// Detach unmounts the filesystem, which writes everything back to the image, and frees the
-// loop device.
+// Detach writes everything back to the image, unmounts the filesystem and frees the loop
+// device.
 func (fs *FS) Detach(t testing.TB) {
 	t.Helper()
 	if fs.loop == "" {
 		return
 	}
+	// umount writes back only when it drops the filesystem's last mount, which a copy of it
+	// that another program's mount namespace still holds would keep.
+	run(t, "sync", "--file-system", fs.Dir)
 	run(t, "umount", fs.Dir)
 	run(t, "losetup", "--detach", fs.loop)
 	fs.loop = ""
