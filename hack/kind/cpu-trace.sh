@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# cpu-trace.sh record SECONDS | bursts: a second opinion on the study's CPU accounting, from the
+# kernel's counters directly rather than through the kubelets and Prometheus.
+#
+#   record SECONDS  once a second for SECONDS (at most 3 h), every pod container's cpu.stat
+#                   (usage, user and system microseconds) on every Kind worker, into
+#                   bin/cpu-trace/<node>.txt; the containers' pod names into names.txt once a
+#                   minute (a study's datastores are gone when it ends). Start it beside
+#                   `make demo` or `make study`; it stops by itself or on Ctrl-C.
+#   bursts          for every datastore container (cassandra, hbase), each stretch of at
+#                   least 8 s above a quarter of a core: the mean cores, user and system over
+#                   its last 10 s, and per operation at BURST_RATE operations per second
+#                   (default 800, the demo's fixed rate).
+#
+# The sampler reads cgroup v2's cpu.stat under the node's kubelet.slice (the unified hierarchy
+# where the node runs hybrid cgroups), the same counters the kubelet reports.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/hack/build/versions.sh"
+export KUBECONFIG="$root/bin/kind/kubeconfig"
+kubectl="$root/bin/kubectl/$KUBE_VERSION/kubectl"
+out="$root/bin/cpu-trace"
+
+record() {
+  local seconds=${1:?usage: cpu-trace.sh record SECONDS}
+  [[ $seconds =~ ^[0-9]+$ && $seconds -le 10800 ]] || { echo "cpu-trace.sh: SECONDS must be a whole number up to 10800, not $seconds" >&2; exit 2; }
+  mkdir -p "$out"
+  : > "$out/names.txt"
+  local nodes pids=()
+  nodes=$(docker ps --filter label=io.x-k8s.kind.role=worker --format '{{.Names}}')
+  [[ -n $nodes ]] || { echo "cpu-trace.sh: no Kind worker runs (make kind-up)" >&2; exit 2; }
+  trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT INT TERM
+  for node in $nodes; do
+    # The loop runs inside the node, so one process samples all of its containers; its
+    # iteration count bounds it even if this script is killed without its trap.
+    docker exec "$node" sh -c '
+      n=$1 i=0 list=
+      while [ $i -lt $n ]; do
+        [ $((i % 10)) -eq 0 ] && list=$(find /sys/fs/cgroup/unified/kubelet.slice /sys/fs/cgroup/kubelet.slice -name "cri-containerd-*.scope" -type d 2>/dev/null)
+        t=$(date +%s.%N)
+        for f in $list; do
+          [ -r "$f/cpu.stat" ] && echo "$t ${f##*/cri-containerd-} $(head -3 "$f/cpu.stat" | cut -d" " -f2 | tr "\n" " ")"
+        done
+        i=$((i + 1))
+        sleep 1
+      done' sh "$seconds" > "$out/node-$node.txt" &
+    pids+=($!)
+  done
+  local end=$((SECONDS + seconds))
+  while ((SECONDS < end)); do
+    "$kubectl" get pods --all-namespaces -o go-template='{{range .items}}{{$pod := printf "%s/%s" .metadata.namespace .metadata.name}}{{range .status.containerStatuses}}{{.containerID}} {{$pod}}/{{.name}}{{"\n"}}{{end}}{{end}}' 2>/dev/null | sed 's|^[a-z]*://||' >> "$out/names.txt" || true
+    echo "cpu-trace: $(( (end - SECONDS) / 60 )) min left, $(cat "$out"/node-*.txt | wc -l) samples" >&2
+    sleep $((end - SECONDS < 60 ? (end - SECONDS > 0 ? end - SECONDS : 0) : 60))
+  done
+  wait "${pids[@]}" || true
+}
+
+bursts() {
+  [[ -f $out/names.txt ]] || { echo "cpu-trace.sh: nothing recorded in $out (cpu-trace.sh record SECONDS)" >&2; exit 2; }
+  local rate=${BURST_RATE:-800}
+  [[ $rate =~ ^[0-9]+$ && $rate -gt 0 ]] || { echo "cpu-trace.sh: BURST_RATE must be a positive whole number, not $rate" >&2; exit 2; }
+  awk -v rate="$rate" -v names="$out/names.txt" '
+    BEGIN { while ((getline line < names) > 0) { split(line, f, " "); name[f[1]] = f[2] } }
+    NF == 5 {
+      id = $2; sub(/\.scope$/, "", id)
+      if (!(id in name) || name[id] !~ /\/(cassandra|hbase)$/) next
+      if (id in t0) {
+        dt = $1 - t0[id]
+        if (dt > 0) {
+          k = ++len[id]; t[id, k] = $1; u[id, k] = ($3 - u0[id]) / dt / 1e6
+          us[id, k] = ($4 - us0[id]) / dt / 1e6; sy[id, k] = ($5 - sy0[id]) / dt / 1e6
+        }
+      } else { first[id] = $1 }
+      t0[id] = $1; u0[id] = $3; us0[id] = $4; sy0[id] = $5
+    }
+    function report(id, from, to,   k, a, b, c, m, began, long) {
+      if (to - from + 1 < 8) return
+      began = t[id, from] - first[id]; long = to - from + 1
+      if (long > 10) from = to - 9
+      for (k = from; k <= to; k++) { a += u[id, k]; b += us[id, k]; c += sy[id, k] }
+      m = to - from + 1
+      printf "  %6.0fs %4ds  %5.3f cores (user %5.3f, system %5.3f)  %4.0f us/op (user %4.0f, system %4.0f)\n", began, long, a / m, b / m, c / m, a / m / rate * 1e6, b / m / rate * 1e6, c / m / rate * 1e6
+    }
+    END {
+      for (id in len) {
+        print name[id] " (" substr(id, 1, 13) "): each burst from (seconds after the first sample), for, then its last 10 s:"
+        start = 0
+        for (k = 1; k <= len[id]; k++) {
+          if (u[id, k] > 0.25) { if (!start) start = k }
+          else if (start) { report(id, start, k - 1); start = 0 }
+        }
+        if (start) report(id, start, len[id])
+      }
+    }' <(sort -k1,1n "$out"/node-*.txt)
+}
+
+case ${1:-} in
+  record) shift; record "$@" ;;
+  bursts) bursts ;;
+  *) echo "usage: cpu-trace.sh record SECONDS | bursts" >&2; exit 2 ;;
+esac
