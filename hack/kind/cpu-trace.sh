@@ -4,9 +4,10 @@
 #
 #   record SECONDS  once a second for SECONDS (at most 3 h), every pod container's cpu.stat
 #                   (usage, user and system microseconds) on every Kind worker, into
-#                   bin/cpu-trace/<node>.txt; the containers' pod names into names.txt once a
-#                   minute (a study's datastores are gone when it ends). Start it beside
-#                   `make demo` or `make study`; it stops by itself or on Ctrl-C.
+#                   bin/cpu-trace/node-<node>.txt; the containers' pod names into names.txt
+#                   once a minute (a study's datastores are gone when it ends). Start it
+#                   beside `make demo` or `make study`. The samplers inside the nodes stop
+#                   after SECONDS even when this script is interrupted.
 #   bursts          for every datastore container (cassandra, hbase), each stretch of at
 #                   least 8 s above a quarter of a core: the mean cores, user and system over
 #                   its last 10 s, and per operation at BURST_RATE operations per second
@@ -91,7 +92,7 @@ bursts() {
         }
         if (start) report(id, start, len[id])
       }
-    }' <(sort -k1,1n "$out"/node-*.txt)
+    }' "$out"/node-*.txt # each container lives on one node, whose file is in time order
 }
 
 case ${1:-} in

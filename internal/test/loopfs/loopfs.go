@@ -59,7 +59,7 @@ func (fs *FS) Attach(t testing.TB) {
 	if fs.loop != "" {
 		return
 	}
-	if held := strings.TrimSpace(run(t, "losetup", "--associated", fs.Image)); held != "" {
+	if held := fs.attachedTo(t); held != "" {
 		// A second mount of the image beside the one that lives on would share its blocks and
 		// not its key: the test would neither prove a restart nor keep the image whole.
 		t.Fatalf("%s is still attached after its unmount (%s): a program with a private copy of this machine's mounts (unshare --mount) holds the filesystem", fs.Image, held)
@@ -81,6 +81,12 @@ func (fs *FS) Detach(t testing.TB) {
 	run(t, "umount", fs.Dir)
 	run(t, "losetup", "--detach", fs.loop)
 	fs.loop = ""
+}
+
+// attachedTo lists the loop devices the image is attached to, empty when none.
+func (fs *FS) attachedTo(t testing.TB) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, "losetup", "--associated", fs.Image))
 }
 
 func run(t testing.TB, name string, args ...string) string {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -49,7 +48,7 @@ func TestDetachReachesTheImageWhileANetworkNamespaceHoldsACopyOfTheMounts(t *tes
 	if !bytes.Contains(image, []byte(marker)) {
 		t.Error("a file written before Detach is not in the image")
 	}
-	if held := strings.TrimSpace(run(t, "losetup", "--associated", fs.Image)); held != "" {
+	if held := fs.attachedTo(t); held != "" {
 		t.Errorf("%s is still attached after Detach (%s): the other namespace's copy holds the filesystem", loop, held)
 	}
 	if b, _ := os.ReadFile(mountinfo); bytes.Contains(b, []byte(fs.Dir)) {
