@@ -284,18 +284,39 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 	if !study.WarmsFirst(&s.study.Spec) || st.NextRun > 0 || s.study.Spec.Paused {
 		return ctrl.Result{}, nil
 	}
-	// One warm-up at a time, and none while a cell is still coming up: a warm-up offers the
-	// study's rate, so several at once multiply it. Six 3-node cells warming together on two
-	// cores (their loads staggered) dropped 79 to 89% of their schedules, and the first cell's
-	// load, beside twelve starting JVMs, timed out 26 inserts in three attempts.
 	var cold []string
-	waitFor := "" // what a cell without a warm-up waits for, once one must
+	provisioning := false
+	warm := map[string]*v1alpha1.DatastoreBenchmark{} // each measurable cell's warm-up, once created
 	for i := range st.Cells {
 		switch cell := &st.Cells[i]; cell.State {
-		case v1alpha1.CellPruned, v1alpha1.CellFailed, v1alpha1.CellMeasuring:
+		case v1alpha1.CellPruned, v1alpha1.CellFailed:
+		case v1alpha1.CellMeasuring:
+			var b v1alpha1.DatastoreBenchmark
+			switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(study.WarmUpBenchmark(s.study, cell, false)), &b); {
+			case err == nil:
+				warm[cell.Name] = &b
+			case !apierrors.IsNotFound(err):
+				return ctrl.Result{}, err
+			}
 		default:
 			cold = append(cold, cell.Name+" (provisioning)")
-			waitFor = "every cell to be up"
+			provisioning = true
+		}
+	}
+	// What the warm-ups that exist hold: their datastores, until their windows close, and the
+	// data they loaded.
+	warming, loaded := map[string]string{}, map[string]bool{}
+	for i := range st.Cells {
+		cell := &st.Cells[i]
+		b := warm[cell.Name]
+		if b == nil {
+			continue
+		}
+		if isTrue(b.Status.Conditions, v1alpha1.ConditionLoaded) {
+			loaded[study.WarmUpData(s.study, cell)] = true
+		}
+		if _, closed := study.WindowClosed(b); !closed && b.Status.Phase != v1alpha1.BenchmarkSucceeded && b.Status.Phase != v1alpha1.BenchmarkFailed {
+			warming[cell.Datastore] = cell.Name
 		}
 	}
 	for i := range st.Cells {
@@ -303,16 +324,18 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		if cell.State != v1alpha1.CellMeasuring {
 			continue
 		}
-		want := study.WarmUpBenchmark(s.study, cell)
-		var b v1alpha1.DatastoreBenchmark
-		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &b); {
-		case apierrors.IsNotFound(err) && waitFor != "":
-			cold = append(cold, fmt.Sprintf("%s (waits for %s)", cell.Name, waitFor))
-			continue
-		case client.IgnoreNotFound(err) != nil:
-			return ctrl.Result{}, err
+		b, skipLoad := warm[cell.Name], loaded[study.WarmUpData(s.study, cell)]
+		if b != nil {
+			skipLoad = b.Spec.SkipLoad // as created: the data it loaded itself must not turn it off
+		} else {
+			if waits := study.WarmUpWaits(cell, warming, provisioning); waits != "" {
+				cold = append(cold, fmt.Sprintf("%s (waits for %s)", cell.Name, waits))
+				continue
+			}
+			warming[cell.Datastore] = cell.Name
+			b = &v1alpha1.DatastoreBenchmark{}
 		}
-		if applied, err := r.applyForCell(ctx, s, cell, "WarmUp", want); !applied {
+		if applied, err := r.applyForCell(ctx, s, cell, "WarmUp", study.WarmUpBenchmark(s.study, cell, skipLoad)); !applied {
 			if err != nil {
 				return ctrl.Result{}, err
 			}
@@ -320,22 +343,21 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
-			noteEnd(st, study.Ended(&b))
+			noteEnd(st, study.Ended(b))
 		case v1alpha1.BenchmarkFailed:
 			r.failCell(s, cell, "WarmUp", fmt.Sprintf("warm-up %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete)))
 		default:
-			if end, closed := study.WindowClosed(&b); closed {
+			if end, closed := study.WindowClosed(b); closed {
 				noteEnd(st, end) // nothing it measured counts: its figures need not be in
 				continue
 			}
-			waitFor = cell.Name + "'s warm-up"
 			cold = append(cold, fmt.Sprintf("%s (%s)", cell.Name, cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending)))
 		}
 	}
 	if len(cold) == 0 {
 		return ctrl.Result{}, nil
 	}
-	s.waiting = fmt.Sprintf("round 1 waits for the cells to warm up, one at a time: %s", strings.Join(cold, ", "))
+	s.waiting = fmt.Sprintf("round 1 waits for the cells to warm up, each datastore's in turn: %s", strings.Join(cold, ", "))
 	return ctrl.Result{}, errPhaseBlocked // the benchmarks' and datastores' status changes bring us back
 }
 

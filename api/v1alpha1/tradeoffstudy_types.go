@@ -290,9 +290,10 @@ type TradeoffStudySpec struct {
 	// throughput is steady, between minimum and maximum; later runs warm up for warmUp.
 	// Defaults to 20s..2m for closed-loop workloads of a duration. At a fixed rate, or for a
 	// number of operations, throughput cannot show steadiness: once every cell is up, each
-	// warms up in turn before round 1, for the longer of warmUp and minimum (benchmark
-	// <datastore>-warm, which loads the data; its figures are discarded), and every run warms
-	// up for warmUp. In a Switched study the first run after each switch does that warm-up
+	// warms up before round 1, for the longer of warmUp and minimum (benchmark
+	// <datastore>-warm, which loads the data unless another cell's warm-up loaded it into the
+	// same datastore; its figures are discarded), the cells of a datastore in turn and two
+	// datastores at most side by side, and every run warms up for warmUp. In a Switched study the first run after each switch does that warm-up
 	// itself (its nodes have just restarted), after loading the data.
 	// +optional
 	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`

@@ -35,6 +35,13 @@ func TestSharedStudyMeasuresBothProfilesOnOneDatastore(t *testing.T) {
 	if !WarmsFirst(&s.Spec) {
 		t.Error("a Shared study's datastores are all up before round 1, so its cells warm up then, as a PerCell study's do")
 	}
+	data := map[string]string{}
+	for _, c := range cells {
+		data[c.Name] = WarmUpData(s, &c)
+	}
+	if data["tls-on-1"] != data["plain-on-1"] || data["tls-off-1"] != data["plain-off-1"] || data["tls-on-1"] == data["tls-off-1"] {
+		t.Errorf("the two cells of a datastore read one table, which one warm-up loads for both; the datastores hold their own: %v", data)
+	}
 	for _, c := range cells {
 		ds := Datastore(s, &c)
 		enc := ds.Spec.Encryption
@@ -48,7 +55,7 @@ func TestSharedStudyMeasuresBothProfilesOnOneDatastore(t *testing.T) {
 			t.Errorf("cell %s: placement %+v", c.Name, ds.Spec.Placement)
 		}
 		plaintext := c.Profile == "plain"
-		for _, b := range []*v1alpha1.DatastoreBenchmark{Benchmark(s, &c, 0), WarmUpBenchmark(s, &c)} {
+		for _, b := range []*v1alpha1.DatastoreBenchmark{Benchmark(s, &c, 0), WarmUpBenchmark(s, &c, false)} {
 			ref := b.Spec.Target.DatastoreRef
 			if ref.Name != c.Datastore || ref.Plaintext != plaintext {
 				t.Errorf("cell %s: benchmark %s targets %+v; want %s with plaintext %v", c.Name, b.Name, *ref, c.Datastore, plaintext)
@@ -227,5 +234,26 @@ func TestCheaperThanTheBaselineIsACaution(t *testing.T) {
 	}
 	if got := confounder(&v1alpha1.TradeoffStudySpec{}); !strings.Contains(got, "one per cell") {
 		t.Errorf("a PerCell study's confounder: %q", got)
+	}
+}
+
+// Warm-ups run side by side on different datastores, up to WarmUpsTogether, and in turn on one
+// datastore; none while a cell still comes up.
+func TestWarmUpsTakeTurnsOnADatastoreAndShareTheMachineUpToALimit(t *testing.T) {
+	cell := &v1alpha1.StudyCell{Name: "tls-off-1", Datastore: "s-c2"}
+	for _, c := range []struct {
+		warming      map[string]string
+		provisioning bool
+		want         string
+	}{
+		{nil, false, ""},
+		{map[string]string{"s-c0": "tls-on-1"}, false, ""},
+		{map[string]string{"s-c2": "plain-off-1"}, false, "plain-off-1's warm-up on datastore s-c2"},
+		{map[string]string{"s-c0": "tls-on-1", "s-c4": "plain-on-3"}, false, "2 warm-ups at once"},
+		{nil, true, "every cell to be up"},
+	} {
+		if got := WarmUpWaits(cell, c.warming, c.provisioning); got != c.want {
+			t.Errorf("warming %v, provisioning %t: waits for %q, want %q", c.warming, c.provisioning, got, c.want)
+		}
 	}
 }

@@ -576,7 +576,10 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 			t.Errorf("run %d warms up for warmUp on loaded data, got steady %v, skip load %t, warm-up %v", k, b.SteadyWarmUp, b.SkipLoad, b.WarmUp)
 		}
 	}
-	w := WarmUpBenchmark(st, cell)
+	if !WarmUpBenchmark(st, cell, true).Spec.SkipLoad {
+		t.Error("a warm-up on data another cell's warm-up loaded must not load it again")
+	}
+	w := WarmUpBenchmark(st, cell, false)
 	if w.Name != "s-c0-warm" || w.Spec.SkipLoad || w.Spec.QuietStart != nil || w.Spec.Target.DatastoreRef.Name != "s-c0" {
 		t.Errorf("the warm-up benchmark %s loads (skip %t) the cell's datastore %v without waiting for quiet (%v)", w.Name, w.Spec.SkipLoad, w.Spec.Target.DatastoreRef, w.Spec.QuietStart)
 	}
@@ -590,7 +593,7 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 		t.Error("building the warm-up changed the study's spec")
 	}
 	st.Spec.SteadyWarmUp = nil
-	if w := WarmUpBenchmark(st, cell).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
+	if w := WarmUpBenchmark(st, cell, false).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
 		t.Errorf("without bounds the warm-up lasts the default minimum, got %v", w)
 	}
 }
@@ -746,7 +749,12 @@ func TestValueSizesShareADatastoreAndCompareWithTheirOwnBaseline(t *testing.T) {
 		if w := b.Spec.Workload; ptr.Deref(w.FieldLength, 0) != c.FieldLength || w.Table != fmt.Sprintf("usertable_f%d", c.FieldLength) || b.Spec.Target.DatastoreRef.Name != c.Datastore {
 			t.Errorf("%s: benchmark %s measures fieldLength %v in table %q of %s", c.Name, b.Name, w.FieldLength, w.Table, b.Spec.Target.DatastoreRef.Name)
 		}
-		for _, name := range []string{b.Name, WarmUpBenchmark(st, c).Name} {
+		for _, other := range cells[:i] {
+			if WarmUpData(st, c) == WarmUpData(st, &other) {
+				t.Errorf("%s and %s share a datastore but not a table: each warm-up must load its own, got %q", c.Name, other.Name, WarmUpData(st, c))
+			}
+		}
+		for _, name := range []string{b.Name, WarmUpBenchmark(st, c, false).Name} {
 			if names[name] {
 				t.Errorf("benchmark name %s used twice", name)
 			}
