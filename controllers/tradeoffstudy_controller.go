@@ -286,37 +286,31 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 	}
 	var cold []string
 	provisioning := false
-	warm := map[string]*v1alpha1.DatastoreBenchmark{} // each measurable cell's warm-up, once created
+	// The warm-ups that exist, and what they hold: their datastores until their windows close,
+	// and the data they loaded.
+	warm := map[string]*v1alpha1.DatastoreBenchmark{}
+	warming, loaded := map[string]string{}, map[string]bool{}
 	for i := range st.Cells {
 		switch cell := &st.Cells[i]; cell.State {
 		case v1alpha1.CellPruned, v1alpha1.CellFailed:
 		case v1alpha1.CellMeasuring:
-			var b v1alpha1.DatastoreBenchmark
-			switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(study.WarmUpBenchmark(s.study, cell, false)), &b); {
-			case err == nil:
-				warm[cell.Name] = &b
-			case !apierrors.IsNotFound(err):
-				return ctrl.Result{}, err
+			b := &v1alpha1.DatastoreBenchmark{}
+			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(study.WarmUpBenchmark(s.study, cell, false)), b); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return ctrl.Result{}, err
+				}
+				continue
+			}
+			warm[cell.Name] = b
+			if isTrue(b.Status.Conditions, v1alpha1.ConditionLoaded) {
+				loaded[study.WarmUpData(s.study, cell)] = true
+			}
+			if _, closed := study.WindowClosed(b); !closed && b.Status.Phase != v1alpha1.BenchmarkSucceeded && b.Status.Phase != v1alpha1.BenchmarkFailed {
+				warming[cell.Datastore] = cell.Name
 			}
 		default:
 			cold = append(cold, cell.Name+" (provisioning)")
 			provisioning = true
-		}
-	}
-	// What the warm-ups that exist hold: their datastores, until their windows close, and the
-	// data they loaded.
-	warming, loaded := map[string]string{}, map[string]bool{}
-	for i := range st.Cells {
-		cell := &st.Cells[i]
-		b := warm[cell.Name]
-		if b == nil {
-			continue
-		}
-		if isTrue(b.Status.Conditions, v1alpha1.ConditionLoaded) {
-			loaded[study.WarmUpData(s.study, cell)] = true
-		}
-		if _, closed := study.WindowClosed(b); !closed && b.Status.Phase != v1alpha1.BenchmarkSucceeded && b.Status.Phase != v1alpha1.BenchmarkFailed {
-			warming[cell.Datastore] = cell.Name
 		}
 	}
 	for i := range st.Cells {
