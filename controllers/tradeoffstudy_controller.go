@@ -295,7 +295,7 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		case v1alpha1.CellPruned, v1alpha1.CellFailed:
 		case v1alpha1.CellMeasuring:
 			b := &v1alpha1.DatastoreBenchmark{}
-			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(study.WarmUpBenchmark(s.study, cell, false)), b); err != nil {
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.study.Namespace, Name: study.WarmUpName(cell)}, b); err != nil {
 				if !apierrors.IsNotFound(err) {
 					return ctrl.Result{}, err
 				}

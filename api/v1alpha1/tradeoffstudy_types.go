@@ -293,8 +293,9 @@ type TradeoffStudySpec struct {
 	// warms up before round 1, for the longer of warmUp and minimum (benchmark
 	// <datastore>-warm, which loads the data unless another cell's warm-up loaded it into the
 	// same datastore; its figures are discarded), the cells of a datastore in turn and two
-	// datastores at most side by side, and every run warms up for warmUp. In a Switched study the first run after each switch does that warm-up
-	// itself (its nodes have just restarted), after loading the data.
+	// datastores at most side by side, and every run warms up for warmUp. In a Switched study
+	// the first run after each switch does that warm-up itself (its nodes have just
+	// restarted), after loading the data.
 	// +optional
 	SteadyWarmUp *SteadyWarmUp `json:"steadyWarmUp,omitempty"`
 	// warmUp before each measured repetition; its samples are discarded. Defaults to the

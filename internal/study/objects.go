@@ -145,9 +145,9 @@ func workload(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) v1alpha1.
 	return w
 }
 
-// WarmsFirst: every cell warms up before round 1, each datastore's in turn, where a run cannot judge its
-// own warm-up (a fixed rate or a fixed operation count, see steadyWarmUp); round 1 then finds
-// every cell warm.
+// WarmsFirst: every cell warms up before round 1 (WarmUpWaits says in which order), where a
+// run cannot judge its own warm-up (a fixed rate or a fixed operation count, see
+// steadyWarmUp); round 1 then finds every cell warm.
 // A storage workload has no warm-up: each run lays out its own file on a new volume. In a
 // Switched study no cell is up before its turn and every switch restarts the nodes: each run
 // warms up for itself, and a cell's first run after each switch loads its data (AfterSwitch).
@@ -200,7 +200,7 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, lo
 	}
 	return &v1alpha1.DatastoreBenchmark{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
-		ObjectMeta: metav1.ObjectMeta{Name: benchmarkPrefix(cell) + "-warm", Namespace: study.Namespace, Labels: labels(study, cell)},
+		ObjectMeta: metav1.ObjectMeta{Name: WarmUpName(cell), Namespace: study.Namespace, Labels: labels(study, cell)},
 		Spec: v1alpha1.DatastoreBenchmarkSpec{
 			Target:      target(study, cell),
 			Workload:    w,

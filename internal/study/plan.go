@@ -309,6 +309,11 @@ func BenchmarkName(cell *v1alpha1.StudyCell, k int) string {
 	return fmt.Sprintf("%s-r%d", benchmarkPrefix(cell), k)
 }
 
+// WarmUpName of a cell's warm-up benchmark (WarmUpBenchmark).
+func WarmUpName(cell *v1alpha1.StudyCell) string {
+	return benchmarkPrefix(cell) + "-warm"
+}
+
 // benchmarkPrefix of a cell's benchmarks: its datastore's name where the cell has the
 // datastore to itself (and in studies planned before datastores were shared).
 func benchmarkPrefix(cell *v1alpha1.StudyCell) string {
