@@ -337,12 +337,12 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
-			noteEnd(st, study.Ended(b))
+			noteEnd(st, study.Ended(b), "")
 		case v1alpha1.BenchmarkFailed:
 			r.failCell(s, cell, "WarmUp", fmt.Sprintf("warm-up %s failed: %s", b.Name, study.ConditionMessage(b.Status.Conditions, v1alpha1.ConditionComplete)))
 		default:
 			if end, closed := study.WindowClosed(b); closed {
-				noteEnd(st, end) // nothing it measured counts: its figures need not be in
+				noteEnd(st, end, "") // nothing it measured counts: its figures need not be in
 				continue
 			}
 			cold = append(cold, fmt.Sprintf("%s (%s)", cell.Name, cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending)))
@@ -424,7 +424,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		}
 		switch b.Status.Phase {
 		case v1alpha1.BenchmarkSucceeded:
-			noteEnd(st, study.Ended(&b))
+			noteEnd(st, study.Ended(&b), cell.Datastore)
 			if run, ok := study.Run(&b, k+1); ok { // every round runs each cell once: its k-th run is round k+1
 				run, repeat := study.Judge(&s.study.Spec, cell, run)
 				if repeat {
@@ -438,7 +438,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 			}
 		case v1alpha1.BenchmarkFailed:
 			if run, repeat := study.RateNotKept(&s.study.Spec, cell, &b, k+1); repeat {
-				noteEnd(st, study.Ended(&b))
+				noteEnd(st, study.Ended(&b), cell.Datastore)
 				r.setAside(s, cell, &b, run)
 				continue
 			}
@@ -447,7 +447,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 			s.waiting = fmt.Sprintf("repetition %s: cell %s, benchmark %s is %s", position(st), cell.Name, b.Name,
 				cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending))
 			if end, closed := study.WindowClosed(&b); closed {
-				noteEnd(st, end)
+				noteEnd(st, end, cell.Datastore)
 				s.waiting += ", accounting its CPU"
 				return ctrl.Result{}, waitOr(r.startAhead(ctx, s))
 			}
@@ -463,6 +463,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 // its own.
 func (r *TradeoffStudyReconciler) setAside(s *studyScope, cell *v1alpha1.StudyCell, b *v1alpha1.DatastoreBenchmark, run v1alpha1.StudyRun) {
 	cell.SetAside = append(cell.SetAside, run)
+	s.study.Status.LastRunDatastore = "" // the machine was busy: the repeat waits for quiet nodes
 	r.Recorder.Eventf(s.study, b, "Warning", v1alpha1.ReasonRunSetAside, "Run", "%s, round %d: %s", cell.Name, run.Round, run.Busy)
 }
 
@@ -571,10 +572,11 @@ func (r *TradeoffStudyReconciler) measuring(ctx context.Context, s *studyScope, 
 	return study.Measuring(kept, except), nil
 }
 
-// noteEnd keeps the latest end of a measured window in status, for the next run's quiet start.
-func noteEnd(st *v1alpha1.TradeoffStudyStatus, end *metav1.Time) {
-	if end != nil && (st.LastRunEnd == nil || st.LastRunEnd.Before(end)) {
-		st.LastRunEnd = end
+// noteEnd keeps the latest end of a measured window in status, and the datastore it measured,
+// for the next run's quiet start. Warm-ups pass no datastore: two of them end side by side.
+func noteEnd(st *v1alpha1.TradeoffStudyStatus, end *metav1.Time, datastore string) {
+	if end != nil && (st.LastRunEnd == nil || !end.Before(st.LastRunEnd)) {
+		st.LastRunEnd, st.LastRunDatastore = end, datastore
 	}
 }
 

@@ -670,5 +670,23 @@ func TestSharedStudyMeasuresPlaintextAndTLSOnOneNode(t *testing.T) {
 	g.Eventually(func(g Gomega) { get(g, b) }, time.Minute).Should(Succeed(), "round 1 starts once both cells are warm")
 	g.Expect(b.Spec.Target.DatastoreRef.Name).To(Equal("sh-c0"))
 	g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(firstCell.Profile == "sh-plain"))
+
+	// Round 1's runs are each cell's first: they wait for quiet nodes. Round 2's first follows a
+	// run on the same datastore and starts at once.
+	for pos := range 3 {
+		st := getStudy(g, "sh")
+		cell := cellOf(g, st, st.Status.Schedule[pos])
+		b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: study.BenchmarkName(&cell, study.Repetition(st.Status.Schedule, pos)), Namespace: "default"}}
+		g.Eventually(func(g Gomega) { get(g, b) }, time.Minute).Should(Succeed())
+		g.Expect(b.Spec.QuietStart == nil).To(Equal(pos == 2), "repetition %d (%s): quiet start %+v", pos+1, b.Name, b.Spec.QuietStart)
+		if pos < 2 {
+			finishJob(t, g, b.Name+"-run-0", 0, summaryJSON(t, "run", 10000, 0))
+			g.Eventually(func(g Gomega) {
+				st := getStudy(g, "sh")
+				g.Expect(st.Status.NextRun).To(BeEquivalentTo(pos + 1))
+				g.Expect(st.Status.LastRunDatastore).To(Equal("sh-c0"))
+			}, time.Minute).Should(Succeed())
+		}
+	}
 	g.Expect(env.Client.Delete(ctx, s)).To(Succeed())
 }

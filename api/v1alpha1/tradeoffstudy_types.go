@@ -556,6 +556,12 @@ type TradeoffStudyStatus struct {
 	// next run's quiet start looks only at what followed (quietStart.after of its benchmark).
 	// +optional
 	LastRunEnd *metav1.Time `json:"lastRunEnd,omitempty"`
+	// lastRunDatastore: the datastore that run measured; empty after the warm-ups, which end
+	// side by side. A run on the same datastore starts without a quiet start: what the run
+	// before left behind is in the measured pods themselves, and their neighbours' background
+	// was measured up to its end.
+	// +optional
+	LastRunDatastore string `json:"lastRunDatastore,omitempty"`
 	// paretoFrontier: cells not dominated in (rank, throughput).
 	// +optional
 	// +listType=set

@@ -104,6 +104,14 @@ func Benchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, k int) *
 	}
 	if q := b.Spec.QuietStart; q != nil {
 		q.After = study.Status.LastRunEnd.DeepCopy()
+		if !fresh && study.Status.LastRunEnd != nil && study.Status.LastRunDatastore == cell.Datastore {
+			// The run just before measured this datastore: what it left behind (a flush, a
+			// compaction) is in the measured pods, which a quiet start does not judge, and the
+			// rest of the nodes was measured as its background up to its end, which Judge sets
+			// aside when busy. Waiting would only hold the pair apart. A first run, or the
+			// first after a switch, follows a load or a restart and still waits.
+			b.Spec.QuietStart = nil
+		}
 	}
 	if fresh && attempt == 0 {
 		b.Spec.SteadyWarmUp = steadyWarmUp(&study.Spec)

@@ -537,6 +537,19 @@ func TestRunsWaitForQuietNodes(t *testing.T) {
 	if q := Benchmark(st, cell, 1).Spec.QuietStart; q.After == nil || !q.After.Time.Equal(t0.Add(20*time.Second)) {
 		t.Errorf("quiet start after %v; want the latest succeeded run's end %v", q.After, t0.Add(20*time.Second))
 	}
+	// Right after a run on its own datastore a run starts at once; after another datastore's
+	// run, or as a cell's first run (after its load), it waits.
+	st.Status.LastRunDatastore = cell.Datastore
+	if q := Benchmark(st, cell, 1).Spec.QuietStart; q != nil {
+		t.Errorf("after a run on its own datastore, quiet start %+v; want none", *q)
+	}
+	if Benchmark(st, cell, 0).Spec.QuietStart == nil {
+		t.Error("a cell's first run starts without a quiet start after a run on its datastore; want one")
+	}
+	st.Status.LastRunDatastore = "s-c1"
+	if Benchmark(st, cell, 1).Spec.QuietStart == nil {
+		t.Error("after another datastore's run, a run starts without a quiet start; want one")
+	}
 	if Ended(&v1alpha1.DatastoreBenchmark{}) != nil {
 		t.Error("a benchmark without runs has no end")
 	}
