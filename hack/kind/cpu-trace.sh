@@ -8,13 +8,19 @@
 #                   once a minute (a study's datastores are gone when it ends). Start it
 #                   beside `make demo` or `make study`. The samplers inside the nodes stop
 #                   after SECONDS even when this script is interrupted.
+#                   Every other second it also reads each JVM thread's CPU time (schedstat)
+#                   in those containers, with the thread's name.
 #   bursts          for every datastore container (cassandra, hbase), each stretch of at
 #                   least 8 s above a quarter of a core: the mean cores, user and system over
 #                   its last 10 s, and per operation at BURST_RATE operations per second
-#                   (default 800, the demo's fixed rate).
+#                   (default 800, the demo's fixed rate); then the same 10 s by JVM thread
+#                   group (the name without its number), the six costliest, which tells the
+#                   JIT compiler (C2 CompilerThre), the garbage collector (GC Thread) and
+#                   Cassandra's periodic tasks (OptionalTasks) from the requests' own work.
 #
 # The sampler reads cgroup v2's cpu.stat under the node's kubelet.slice (the unified hierarchy
-# where the node runs hybrid cgroups), the same counters the kubelet reports.
+# where the node runs hybrid cgroups), the same counters the kubelet reports, and /proc of the
+# processes in those cgroups.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/hack/build/versions.sh"
@@ -41,6 +47,15 @@ record() {
         t=$(date +%s.%N)
         for f in $list; do
           [ -r "$f/cpu.stat" ] && echo "$t ${f##*/cri-containerd-} $(head -3 "$f/cpu.stat" | cut -d" " -f2 | tr "\n" " ")"
+          # Thread lines: "time id T tid nanoseconds name", six fields at least, where the
+          # container lines have five. Builtins only per thread: a JVM runs about 200.
+          [ $((i % 2)) -eq 0 ] || continue
+          while read -r p; do
+            read -r c 2>/dev/null < "/proc/$p/comm" && [ "$c" = java ] || continue
+            for task in /proc/$p/task/*; do
+              { read -r name < "$task/comm" && read -r ns rest < "$task/schedstat" && echo "$t ${f##*/cri-containerd-} T ${task##*/} $ns $name"; } 2>/dev/null
+            done
+          done 2>/dev/null < "$f/cgroup.procs"
         done
         i=$((i + 1))
         sleep 1
@@ -62,37 +77,78 @@ bursts() {
   [[ $rate =~ ^[0-9]+$ && $rate -gt 0 ]] || { echo "cpu-trace.sh: BURST_RATE must be a positive whole number, not $rate" >&2; exit 2; }
   awk -v rate="$rate" -v names="$out/names.txt" '
     BEGIN { while ((getline line < names) > 0) { split(line, f, " "); name[f[1]] = f[2] } }
+    $3 == "T" {
+      id = $2; sub(/\.scope$/, "", id); key = id SUBSEP $4
+      # A thread seen before gives its CPU since then to the sample that ends there; a new
+      # thread its first two seconds to none.
+      if (!((id, $1) in span)) {
+        span[id, $1] = (id in tlast) ? $1 - tlast[id] : 0; tlast[id] = $1; tt[id, ++tlen[id]] = $1
+      }
+      if (key in tn && $5 >= tn[key]) {
+        group = $6; for (w = 7; w <= NF; w++) group = group " " $w
+        sub(/[-#:]?[0-9]+$/, "", group)
+        cpu[id, $1, group] += ($5 - tn[key]) / 1e9; groups[id, group] = 1
+      }
+      tn[key] = $5
+      next
+    }
     NF == 5 {
       id = $2; sub(/\.scope$/, "", id)
       if (!(id in name) || name[id] !~ /\/(cassandra|hbase)$/) next
-      if (id in t0) {
-        dt = $1 - t0[id]
+      # Kind nodes can see one another'"'"'s cgroups, so a container may have a series in
+      # several files: each is kept apart, and the longest reported.
+      s = id SUBSEP FILENAME
+      if (s in t0) {
+        dt = $1 - t0[s]
         if (dt > 0) {
-          k = ++len[id]; t[id, k] = $1; u[id, k] = ($3 - u0[id]) / dt / 1e6
-          us[id, k] = ($4 - us0[id]) / dt / 1e6; sy[id, k] = ($5 - sy0[id]) / dt / 1e6
+          k = ++len[s]; t[s, k] = $1; u[s, k] = ($3 - u0[s]) / dt / 1e6
+          us[s, k] = ($4 - us0[s]) / dt / 1e6; sy[s, k] = ($5 - sy0[s]) / dt / 1e6
+          if (k > most[id]) { most[id] = k; best[id] = s }
         }
-      } else { first[id] = $1 }
-      t0[id] = $1; u0[id] = $3; us0[id] = $4; sy0[id] = $5
+      } else { first[s] = $1 }
+      t0[s] = $1; u0[s] = $3; us0[s] = $4; sy0[s] = $5
     }
-    function report(id, from, to,   k, a, b, c, m, began, long) {
+    function report(s, id, from, to,   k, a, b, c, m, began, long) {
       if (to - from + 1 < 8) return
-      began = t[id, from] - first[id]; long = to - from + 1
+      began = t[s, from] - first[s]; long = to - from + 1
       if (long > 10) from = to - 9
-      for (k = from; k <= to; k++) { a += u[id, k]; b += us[id, k]; c += sy[id, k] }
+      for (k = from; k <= to; k++) { a += u[s, k]; b += us[s, k]; c += sy[s, k] }
       m = to - from + 1
       printf "  %6.0fs %4ds  %5.3f cores (user %5.3f, system %5.3f)  %4.0f us/op (user %4.0f, system %4.0f)\n", began, long, a / m, b / m, c / m, a / m / rate * 1e6, b / m / rate * 1e6, c / m / rate * 1e6
+      threads(id, t[s, from] - 1, t[s, to])
+    }
+    # The JVM threads of container id between two instants, by group, costliest first.
+    function threads(id, from, to,   k, g, n, i, j, x, sum, names, cores, line, covered) {
+      for (k = 1; k <= tlen[id]; k++)
+        if (tt[id, k] > from && tt[id, k] <= to) covered += span[id, tt[id, k]]
+      if (covered <= 0) return
+      for (x in groups) {
+        split(x, g, SUBSEP); if (g[1] != id) continue
+        sum = 0
+        for (k = 1; k <= tlen[id]; k++)
+          if (tt[id, k] > from && tt[id, k] <= to) sum += cpu[id, tt[id, k], g[2]]
+        if (sum <= 0) continue
+        names[++n] = g[2]; cores[n] = sum / covered
+      }
+      if (!n) return
+      for (i = 2; i <= n; i++) # insertion sort, costliest first: a JVM has a few dozen groups
+        for (j = i; j > 1 && cores[j] > cores[j - 1]; j--) { x = cores[j]; cores[j] = cores[j - 1]; cores[j - 1] = x; x = names[j]; names[j] = names[j - 1]; names[j - 1] = x }
+      line = "          threads:"
+      for (i = 1; i <= n && i <= 6; i++) line = line sprintf(" %s %.3f", names[i], cores[i])
+      print line
     }
     END {
-      for (id in len) {
+      for (id in best) {
+        s = best[id]
         print name[id] " (" substr(id, 1, 13) "): each burst from (seconds after the first sample), for, then its last 10 s:"
         start = 0
-        for (k = 1; k <= len[id]; k++) {
-          if (u[id, k] > 0.25) { if (!start) start = k }
-          else if (start) { report(id, start, k - 1); start = 0 }
+        for (k = 1; k <= len[s]; k++) {
+          if (u[s, k] > 0.25) { if (!start) start = k }
+          else if (start) { report(s, id, start, k - 1); start = 0 }
         }
-        if (start) report(id, start, len[id])
+        if (start) report(s, id, start, len[s])
       }
-    }' "$out"/node-*.txt # each container lives on one node, whose file is in time order
+    }' "$out"/node-*.txt # each node's file is in time order
 }
 
 case ${1:-} in

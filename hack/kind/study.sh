@@ -19,7 +19,8 @@ file=${1:?usage: study.sh FILE (a TradeoffStudy manifest, e.g. config/studies/se
 
 step "applying $file"
 "$kubectl" apply --server-side --field-manager=make-study -f "$file" >&2
-ref=$("$kubectl" get -f "$file" -o jsonpath='{range .items[?(@.kind=="TradeoffStudy")]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}')
+# kubectl answers a file of one object with the object, of several with a List.
+ref=$("$kubectl" get -f "$file" -o go-template='{{define "ref"}}{{if eq .kind "TradeoffStudy"}}{{.metadata.namespace}}/{{.metadata.name}}{{"\n"}}{{end}}{{end}}{{if .items}}{{range .items}}{{template "ref" .}}{{end}}{{else}}{{template "ref" .}}{{end}}')
 if [[ $(wc -l <<<"$ref") != 1 || $ref != */* || $ref == /* ]]; then
   echo "study.sh: $file must hold exactly one TradeoffStudy with metadata.namespace set (found: ${ref:-none})" >&2
   exit 2
