@@ -7,7 +7,7 @@
 #                   bin/cpu-trace/node-<node>.txt; the containers' pod names into names.txt
 #                   once a minute (a study's datastores are gone when it ends). Start it
 #                   beside `make demo` or `make study`. The samplers inside the nodes stop
-#                   after SECONDS even when this script is interrupted.
+#                   after SECONDS samples even when this script is interrupted.
 #                   Every other second it also reads each JVM thread's CPU time (schedstat)
 #                   in those containers, with the thread's name.
 #   bursts          for every datastore container (cassandra, hbase), each stretch of at
@@ -32,6 +32,10 @@ record() {
   local seconds=${1:?usage: cpu-trace.sh record SECONDS}
   [[ $seconds =~ ^[0-9]+$ && $seconds -le 10800 ]] || { echo "cpu-trace.sh: SECONDS must be a whole number up to 10800, not $seconds" >&2; exit 2; }
   mkdir -p "$out"
+  # A second recorder would truncate the files the first one's node loops still append to,
+  # and interleave two series of every container in them.
+  exec 9> "$out/record.lock"
+  flock -n 9 || { echo "cpu-trace.sh: another record is writing to $out; let it finish (its node loops end after SECONDS samples)" >&2; exit 2; }
   : > "$out/names.txt"
   local nodes pids=()
   nodes=$(docker ps --filter label=io.x-k8s.kind.role=worker --format '{{.Names}}')
@@ -95,27 +99,23 @@ bursts() {
     NF == 5 {
       id = $2; sub(/\.scope$/, "", id)
       if (!(id in name) || name[id] !~ /\/(cassandra|hbase)$/) next
-      # Kind nodes can see one another'"'"'s cgroups, so a container may have a series in
-      # several files: each is kept apart, and the longest reported.
-      s = id SUBSEP FILENAME
-      if (s in t0) {
-        dt = $1 - t0[s]
+      if (id in t0) {
+        dt = $1 - t0[id]
         if (dt > 0) {
-          k = ++len[s]; t[s, k] = $1; u[s, k] = ($3 - u0[s]) / dt / 1e6
-          us[s, k] = ($4 - us0[s]) / dt / 1e6; sy[s, k] = ($5 - sy0[s]) / dt / 1e6
-          if (k > most[id]) { most[id] = k; best[id] = s }
+          k = ++len[id]; t[id, k] = $1; u[id, k] = ($3 - u0[id]) / dt / 1e6
+          us[id, k] = ($4 - us0[id]) / dt / 1e6; sy[id, k] = ($5 - sy0[id]) / dt / 1e6
         }
-      } else { first[s] = $1 }
-      t0[s] = $1; u0[s] = $3; us0[s] = $4; sy0[s] = $5
+      } else { first[id] = $1 }
+      t0[id] = $1; u0[id] = $3; us0[id] = $4; sy0[id] = $5
     }
-    function report(s, id, from, to,   k, a, b, c, m, began, long) {
+    function report(id, from, to,   k, a, b, c, m, began, long) {
       if (to - from + 1 < 8) return
-      began = t[s, from] - first[s]; long = to - from + 1
+      began = t[id, from] - first[id]; long = to - from + 1
       if (long > 10) from = to - 9
-      for (k = from; k <= to; k++) { a += u[s, k]; b += us[s, k]; c += sy[s, k] }
+      for (k = from; k <= to; k++) { a += u[id, k]; b += us[id, k]; c += sy[id, k] }
       m = to - from + 1
       printf "  %6.0fs %4ds  %5.3f cores (user %5.3f, system %5.3f)  %4.0f us/op (user %4.0f, system %4.0f)\n", began, long, a / m, b / m, c / m, a / m / rate * 1e6, b / m / rate * 1e6, c / m / rate * 1e6
-      threads(id, t[s, from] - 1, t[s, to])
+      threads(id, t[id, from] - 1, t[id, to])
     }
     # The JVM threads of container id between two instants, by group, costliest first.
     function threads(id, from, to,   k, g, n, i, j, x, sum, names, cores, line, covered) {
@@ -138,17 +138,16 @@ bursts() {
       print line
     }
     END {
-      for (id in best) {
-        s = best[id]
+      for (id in len) {
         print name[id] " (" substr(id, 1, 13) "): each burst from (seconds after the first sample), for, then its last 10 s:"
         start = 0
-        for (k = 1; k <= len[s]; k++) {
-          if (u[s, k] > 0.25) { if (!start) start = k }
-          else if (start) { report(s, id, start, k - 1); start = 0 }
+        for (k = 1; k <= len[id]; k++) {
+          if (u[id, k] > 0.25) { if (!start) start = k }
+          else if (start) { report(id, start, k - 1); start = 0 }
         }
-        if (start) report(s, id, start, len[s])
+        if (start) report(id, start, len[id])
       }
-    }' "$out"/node-*.txt # each node's file is in time order
+    }' "$out"/node-*.txt # each container lives on one node, whose file is in time order
 }
 
 case ${1:-} in
