@@ -437,8 +437,6 @@ func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) 
 		wl.phase = wl.shared.phase(wl.phaseName)
 		clear(wl.opTags)
 	}
-	wl.phase.record(op, start, d, err)
-
 	tags := wl.opTags[db]
 	if tags == nil {
 		tags = new([5]*metrics.TagSet)
@@ -450,18 +448,27 @@ func (wl *Workload) measure(db *DB, op ycsb.Operation, do func(context.Context) 
 	}
 	ts := tags[opIndex(op)]
 	now := start.Add(d)
+	var sample metrics.SampleContainer
 	if err != nil {
-		if wl.phase.errs[opIndex(op)].Load() == 1 {
-			state.Logger.WithField("op", op).WithError(err).Warn("YCSB operation failed; further failures of this phase are only counted")
-		}
-		metrics.PushIfNotDone(ctx, state.Samples, metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.errors, Tags: ts}, Time: now, Value: 1})
+		sample = metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.errors, Tags: ts}, Time: now, Value: 1}
+	} else {
+		sample = metrics.ConnectedSamples{Tags: ts, Time: now, Samples: []metrics.Sample{
+			{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.duration, Tags: ts}, Time: now, Value: metrics.D(d)},
+			{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.operations, Tags: ts}, Time: now, Value: 1},
+		}}
+	}
+	// The sample first, the summary only once k6 took it: the scenario can end between the
+	// check above and the push, which then drops the sample, and the series in Prometheus
+	// must hold exactly the operations the summary counts (one more in the summary failed
+	// a clean-clone CI run).
+	if !metrics.PushIfNotDone(ctx, state.Samples, sample) {
 		return err
 	}
-	metrics.PushIfNotDone(ctx, state.Samples, metrics.ConnectedSamples{Tags: ts, Time: now, Samples: []metrics.Sample{
-		{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.duration, Tags: ts}, Time: now, Value: metrics.D(d)},
-		{TimeSeries: metrics.TimeSeries{Metric: wl.m.metrics.operations, Tags: ts}, Time: now, Value: 1},
-	}})
-	return nil
+	wl.phase.record(op, start, d, err)
+	if err != nil && wl.phase.errs[opIndex(op)].Load() == 1 {
+		state.Logger.WithField("op", op).WithError(err).Warn("YCSB operation failed; further failures of this phase are only counted")
+	}
+	return err
 }
 
 // summaryOptions are the script's workload.summary(db, {...}) options.
