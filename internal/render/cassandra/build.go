@@ -95,7 +95,7 @@ func Build(c Cluster) (Objects, error) {
 	data := map[string]string{
 		"cassandra.yaml":              string(yaml),
 		"cassandra-rackdc.properties": string(RackDC(t)),
-		"jvm-server.options":          string(JVMOptions(JVM{HeapMiB: HeapMiB(topologyOf(ds)), EmulateNoAcceleration: emulate}, c.Step.Encryption)),
+		"jvm-server.options":          string(JVMOptions(jvm(ds, emulate), c.Step.Encryption)),
 	}
 	if bound != nil {
 		data[VPNAddressesFile] = string(bound.Addresses())
@@ -122,4 +122,14 @@ func Build(c Cluster) (Objects, error) {
 
 func meta(ds *v1alpha1.SecuredDatastore, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: ds.Namespace, Labels: Labels(ds)}
+}
+
+// jvm is what the node's JVM options take from the datastore's spec.
+func jvm(ds *v1alpha1.SecuredDatastore, emulate bool) JVM {
+	t := topologyOf(ds)
+	j := JVM{HeapMiB: HeapMiB(t), EmulateNoAcceleration: emulate, NoSizeEstimates: t.SizeEstimates == v1alpha1.SizeEstimatesDisabled}
+	if t.JIT != nil {
+		j.CompileThresholdScaling = t.JIT.CompileThresholdScaling
+	}
+	return j
 }

@@ -5,6 +5,7 @@ package cassandra
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -245,7 +246,15 @@ type JVM struct {
 	JMXPort int
 	// EmulateNoAcceleration switches hardware AES off in the JDK's own crypto.
 	EmulateNoAcceleration bool
+	// CompileThresholdScaling, when set, scales HotSpot's compile thresholds
+	// (spec.cassandra.jit); the API admits only a decimal from 0.01 to 1.
+	CompileThresholdScaling string
+	// NoSizeEstimates switches off the recorder of system.size_estimates (spec.cassandra.sizeEstimates).
+	NoSizeEstimates bool
 }
+
+// compileThresholdScaling is the API's rule again: the value lands in the JVM's options file.
+var compileThresholdScaling = regexp.MustCompile(`^(0[.](0[1-9]|[1-9][0-9]?)|1([.]0)?)$`)
 
 // JVMOptions renders jvm-server.options: heap, the TLS engine, and crypto acceleration
 // switched off in software when the datastore emulates a CPU without AES-NI.
@@ -264,6 +273,13 @@ func JVMOptions(j JVM, enc v1alpha1.EffectiveEncryption) []byte {
 	if usesJDK(enc) {
 		lines = append(lines, "# A channel needs the JDK TLS engine (see status.encryption.effective.*.engineReason).",
 			"-Dcassandra.disable_tcactive_openssl=true")
+	}
+	if compileThresholdScaling.MatchString(j.CompileThresholdScaling) {
+		lines = append(lines, "# spec.cassandra.jit: compile hot code after fewer calls, so a benchmark sees the optimized code sooner.",
+			"-XX:CompileThresholdScaling="+j.CompileThresholdScaling)
+	}
+	if j.NoSizeEstimates {
+		lines = append(lines, "# spec.cassandra.sizeEstimates: Disabled.", "-Dcassandra.size_recorder_interval=0")
 	}
 	if j.EmulateNoAcceleration {
 		lines = append(lines, "# Emulate a CPU without AES-NI/PCLMULQDQ for the JDK's own crypto.",

@@ -77,6 +77,36 @@ func TestConfigMapsTheProfile(t *testing.T) {
 	}
 }
 
+// spec.cassandra.jit reaches the JVM as one option; a value the API would refuse never
+// reaches the options file, where a line break would add an option of its own.
+func TestJITScalingIsOneValidatedOption(t *testing.T) {
+	off := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}, NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
+	for value, want := range map[string]bool{"0.1": true, "0.05": true, "1": true, "": false, "0": false, "0.001": false, "2": false, "0.1\n-XX:+UnlockDiagnosticVMOptions": false} {
+		opts := string(JVMOptions(JVM{HeapMiB: 512, CompileThresholdScaling: value}, off))
+		if got := strings.Contains(opts, "-XX:CompileThresholdScaling="); got != want {
+			t.Errorf("compileThresholdScaling %q: rendered %v, want %v:\n%s", value, got, want, opts)
+		}
+		if want && !strings.Contains(opts, "\n-XX:CompileThresholdScaling="+value+"\n") {
+			t.Errorf("compileThresholdScaling %q: not one line of its own:\n%s", value, opts)
+		}
+		if strings.Contains(opts, "UnlockDiagnosticVMOptions") {
+			t.Errorf("compileThresholdScaling %q added an option:\n%s", value, opts)
+		}
+	}
+}
+
+// spec.cassandra.sizeEstimates: Disabled sets the recorder's interval to 0, which Cassandra
+// reads as never; unset or Recorded leaves its default.
+func TestSizeEstimatesDisabledStopsTheRecorder(t *testing.T) {
+	off := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}, NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
+	for _, disabled := range []bool{false, true} {
+		opts := string(JVMOptions(JVM{HeapMiB: 512, NoSizeEstimates: disabled}, off))
+		if got := strings.Contains(opts, "\n-Dcassandra.size_recorder_interval=0\n"); got != disabled {
+			t.Errorf("NoSizeEstimates %v: recorder switched off %v:\n%s", disabled, got, opts)
+		}
+	}
+}
+
 // Once a datastore has at-rest keys, the key provider stays in cassandra.yaml even when the step
 // no longer encrypts: a commit log segment written encrypted names its key, and without a
 // provider the node cannot start (CommitLogReadException, seen on a real node).
