@@ -119,8 +119,8 @@ type JITSettings struct {
 	// operations. A study's benchmarks need that: at 800 operations per second a fresh node's
 	// C2 compiler was still compiling in the measured runs ten minutes after the node started,
 	// and a run it compiled in cost up to 30% more server CPU per operation than its
-	// neighbours (make demo, 2026-12-01). What the code compiles to is the same; it is
-	// reached sooner, on profiles gathered over fewer calls.
+	// neighbours (make demo, 2026-12-01). The same compilers run, sooner, on profiles
+	// gathered over fewer calls.
 	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0[.](0[1-9]|[1-9][0-9]?)|1([.]0)?)$')",message="spec.cassandra.jit.compileThresholdScaling must be a decimal from 0.01 to 1 with at most two decimals, such as 0.1: HotSpot multiplies its compile thresholds by it"
 	CompileThresholdScaling string `json:"compileThresholdScaling"`

@@ -87,6 +87,20 @@ func TestCellDatastoresDeleteTheirVolumes(t *testing.T) {
 	}
 }
 
+// A cell's datastore keeps the template's JVM settings, and the operator's wire probe runs
+// when it starts or changes, never on a timer inside the study.
+func TestCellDatastoresKeepTheTemplatesJVMAndNoProbeTimer(t *testing.T) {
+	study := &v1alpha1.TradeoffStudy{Spec: v1alpha1.TradeoffStudySpec{Template: v1alpha1.DatastoreTemplate{Engine: v1alpha1.EngineCassandra,
+		Cassandra: &v1alpha1.CassandraTopology{SizeEstimates: v1alpha1.SizeEstimatesDisabled, JIT: &v1alpha1.JITSettings{CompileThresholdScaling: "0.1"}}}}}
+	ds := Datastore(study, &v1alpha1.StudyCell{Datastore: "s-c0", Profile: "plaintext", Nodes: 1})
+	if c := ds.Spec.Cassandra; c.SizeEstimates != v1alpha1.SizeEstimatesDisabled || c.JIT == nil || c.JIT.CompileThresholdScaling != "0.1" {
+		t.Errorf("cell datastore's cassandra %+v; want the template's sizeEstimates and jit", c)
+	}
+	if v := ds.Spec.Verification; v == nil || v.Interval == nil || v.Interval.Duration < 12*time.Hour {
+		t.Errorf("cell datastore's verification %+v; want a timer longer than any study", v)
+	}
+}
+
 // A study whose schedule ran has something to report only when a compared cell and the baseline
 // beside it (same acceleration and size) were both measured.
 func TestNothingCompared(t *testing.T) {

@@ -80,9 +80,8 @@ func TestConfigMapsTheProfile(t *testing.T) {
 // spec.cassandra.jit reaches the JVM as one option; a value the API would refuse never
 // reaches the options file, where a line break would add an option of its own.
 func TestJITScalingIsOneValidatedOption(t *testing.T) {
-	off := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}, NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
 	for value, want := range map[string]bool{"0.1": true, "0.05": true, "1": true, "": false, "0": false, "0.001": false, "2": false, "0.1\n-XX:+UnlockDiagnosticVMOptions": false} {
-		opts := string(JVMOptions(JVM{HeapMiB: 512, CompileThresholdScaling: value}, off))
+		opts := string(JVMOptions(JVM{HeapMiB: 512, CompileThresholdScaling: value}, profile(off, off)))
 		if got := strings.Contains(opts, "-XX:CompileThresholdScaling="); got != want {
 			t.Errorf("compileThresholdScaling %q: rendered %v, want %v:\n%s", value, got, want, opts)
 		}
@@ -98,9 +97,8 @@ func TestJITScalingIsOneValidatedOption(t *testing.T) {
 // spec.cassandra.sizeEstimates: Disabled sets the recorder's interval to 0, which Cassandra
 // reads as never; unset or Recorded leaves its default.
 func TestSizeEstimatesDisabledStopsTheRecorder(t *testing.T) {
-	off := v1alpha1.EffectiveEncryption{ClientToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}, NodeToNode: v1alpha1.EffectiveChannel{Mode: v1alpha1.ChannelDisabled}}
 	for _, disabled := range []bool{false, true} {
-		opts := string(JVMOptions(JVM{HeapMiB: 512, NoSizeEstimates: disabled}, off))
+		opts := string(JVMOptions(JVM{HeapMiB: 512, NoSizeEstimates: disabled}, profile(off, off)))
 		if got := strings.Contains(opts, "\n-Dcassandra.size_recorder_interval=0\n"); got != disabled {
 			t.Errorf("NoSizeEstimates %v: recorder switched off %v:\n%s", disabled, got, opts)
 		}
