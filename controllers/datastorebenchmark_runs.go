@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -87,17 +88,18 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 			return ctrl.Result{}, waitOr(err)
 		}
 		if wait := r.cpuSettling(s, out); wait > 0 {
-			if lastWindow(b, *run, out) {
-				// Saying that no window of this benchmark is open any more lets a study
-				// start its next run while this one waits for its figures.
-				run.Phase = v1alpha1.RunAccounting
-				run.StartTime, run.CompletionTime = &metav1.Time{Time: out.Summary.Start}, &metav1.Time{Time: out.Summary.End}
+			return awaitFigures(b, run, out, wait)
+		}
+		var cpu *v1alpha1.RunCPU
+		if succeeds(b, *run, out) {
+			var again time.Duration
+			if cpu, again = r.accountCPU(ctx, s, out); again > 0 {
+				return awaitFigures(b, run, out, again)
 			}
-			return ctrl.Result{RequeueAfter: wait}, errPhaseBlocked
 		}
 		r.record(b, run, out)
 		if run.Phase == v1alpha1.RunSucceeded {
-			run.CPU = r.accountCPU(ctx, s, out)
+			run.CPU = cpu
 		}
 		s.collected = append(s.collected, job)
 		if run.Phase == v1alpha1.RunFailed {
@@ -127,8 +129,24 @@ func (r *DatastoreBenchmarkReconciler) runs(ctx context.Context, s *benchmarkSco
 // lastWindow: the run that just ended counts, and it completes the benchmark's repetitions,
 // so no further window of the benchmark will open (its CPU figures decide nothing about that).
 func lastWindow(b *v1alpha1.DatastoreBenchmark, run v1alpha1.BenchmarkRun, out *benchrun.Outcome) bool {
+	return succeeds(b, run, out) && int32(len(benchrun.ValidThroughputs(b.Status.Runs)))+1 >= benchmark.Repetitions(b)
+}
+
+// succeeds: the run, once recorded, is valid (its copy is recorded, not the run itself).
+func succeeds(b *v1alpha1.DatastoreBenchmark, run v1alpha1.BenchmarkRun, out *benchrun.Outcome) bool {
 	benchrun.Record(&run, *out, &b.Spec)
-	return run.Phase == v1alpha1.RunSucceeded && int32(len(benchrun.ValidThroughputs(b.Status.Runs)))+1 >= benchmark.Repetitions(b)
+	return run.Phase == v1alpha1.RunSucceeded
+}
+
+// awaitFigures holds a finished run until its CPU figures can be read.
+func awaitFigures(b *v1alpha1.DatastoreBenchmark, run *v1alpha1.BenchmarkRun, out *benchrun.Outcome, wait time.Duration) (ctrl.Result, error) {
+	if lastWindow(b, *run, out) {
+		// Saying that no window of this benchmark is open any more lets a study start its
+		// next run while this one waits for its figures.
+		run.Phase = v1alpha1.RunAccounting
+		run.StartTime, run.CompletionTime = &metav1.Time{Time: out.Summary.Start}, &metav1.Time{Time: out.Summary.End}
+	}
+	return ctrl.Result{RequeueAfter: wait}, errPhaseBlocked
 }
 
 // startWhenQuiet starts a pending run's Job once its nodes are quiet (spec.quietStart).

@@ -76,7 +76,17 @@ type Request struct {
 	// the window, when it can (false: the run has no per-second series, or the instants lie
 	// outside it).
 	OperationsBetween func(from, to time.Time) (float64, bool)
+	// Complete asks for proof that Prometheus already holds every sample inside the window: a
+	// later sample of each server and node series. A kubelet stamps a sample when it reads the
+	// counter, and Prometheus stores it only at its next scrape, seconds later on a busy node;
+	// without the proof, an account taken too early covers less of the window than it could,
+	// or none of it (ErrNotScraped).
+	Complete bool
 }
+
+// ErrNotScraped: a series has no sample after the window yet, so samples inside it may still
+// be on their way to Prometheus. Asking again a few seconds later helps.
+var ErrNotScraped = errors.New("Prometheus holds no sample after the window yet")
 
 // Result is CPU-seconds spent in the window.
 type Result struct {
@@ -114,17 +124,25 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 			}
 		}
 	})
+	// A complete account reads up to now, for the samples after the window that prove it.
+	until := w.End
+	if now := time.Now(); req.Complete && now.After(until) {
+		until = now
+	}
 	containers, err := p.series(ctx, fmt.Sprintf(`%s{namespace=%s,pod=~%s,container!="",container!="POD"}`,
-		containerMetric, quote(req.Namespace), quote(alternatives(pods))), w, "pod", "container")
+		containerMetric, quote(req.Namespace), quote(alternatives(pods))), w.Start, until, "pod", "container")
 	if err != nil {
 		return Result{}, err
 	}
-	nodes, err := p.series(ctx, fmt.Sprintf(`%s{%s=~%s}`, nodeMetric, NodeLabel, quote(alternatives(req.Nodes))), w, NodeLabel)
+	nodes, err := p.series(ctx, fmt.Sprintf(`%s{%s=~%s}`, nodeMetric, NodeLabel, quote(alternatives(req.Nodes))), w.Start, until, NodeLabel)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Span: w.Duration(), Clients: req.ClientCPU}
 	use := func(what string, pts []Point) (float64, error) {
+		if req.Complete && (len(pts) == 0 || !pts[len(pts)-1].T.After(w.End)) {
+			return 0, fmt.Errorf("%w: %s", ErrNotScraped, what)
+		}
 		u, span, err := Usage(pts, w)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", what, err)
@@ -183,14 +201,14 @@ func (p *Prometheus) Account(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// series runs selector as a range query over w and returns the raw samples by the values of
-// the key labels. Where several series share a key (the kubelet scraped by two jobs, or both
+// series runs selector as a range query from from to until and returns the raw samples by the
+// values of the key labels. Where several series share a key (the kubelet scraped by two jobs, or both
 // its resource and cAdvisor endpoints), the one with the most samples is kept.
-func (p *Prometheus) series(ctx context.Context, selector string, w Window, key ...string) (map[[2]string][]Point, error) {
-	query := fmt.Sprintf("%s[%dms]", selector, w.Duration().Milliseconds())
+func (p *Prometheus) series(ctx context.Context, selector string, from, until time.Time, key ...string) (map[[2]string][]Point, error) {
+	query := fmt.Sprintf("%s[%dms]", selector, until.Sub(from).Milliseconds())
 	u := *p.URL
 	u.Path += "/api/v1/query"
-	u.RawQuery = url.Values{"query": {query}, "time": {unixSeconds(w.End)}}.Encode()
+	u.RawQuery = url.Values{"query": {query}, "time": {unixSeconds(until)}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package cpuacct
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,20 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	}
 	if res.ServerPerOperation != 0 {
 		t.Errorf("without a count of operations between instants, no matched figure: %v", res.ServerPerOperation)
+	}
+
+	// A complete account needs a sample after the window of every server and node series: the
+	// proof that no sample inside it is still on its way. None can exist for a window that has
+	// not ended; one does once a scrape followed the window's end.
+	open := req
+	open.Complete, open.Window.End = true, time.Now().Add(time.Minute)
+	if _, err := p.Account(ctx, open); !errors.Is(err, ErrNotScraped) || !strings.Contains(err.Error(), "pod db-0, container cassandra") {
+		t.Errorf("a window with no sample after it yet: %v", err)
+	}
+	complete := req
+	complete.Complete = true
+	if got, err := p.Account(ctx, complete); err != nil || got.Server != res.Server || got.Span != res.Span {
+		t.Errorf("a window with samples after it: %+v, %v; want the same account as %+v", got, err, res)
 	}
 
 	// Operations at 1,000 per second: the matched figure is the process's CPU per second over
