@@ -51,7 +51,8 @@ func (r *DatastoreBenchmarkReconciler) cpuSettling(s *benchmarkScope, out *bench
 // is set, and the result nil, while Prometheus may still be missing samples inside the
 // window: a kubelet stamps a sample when it reads the counter and Prometheus stores it at its
 // next scrape, which on a busy 2-core node came later than the settle (in one make demo study
-// a run's samples covered 3s of its 10s window when it was accounted, and 8s later on).
+// a run's samples covered 3s of its 10s window when it was accounted, although Prometheus
+// held samples 2 to 4s apart over the whole window later on).
 func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchmarkScope, out *benchrun.Outcome) (cpu *v1alpha1.RunCPU, again time.Duration) {
 	unavailable := func(format string, args ...any) (*v1alpha1.RunCPU, time.Duration) {
 		return &v1alpha1.RunCPU{Unavailable: fmt.Sprintf(format, args...)}, 0
