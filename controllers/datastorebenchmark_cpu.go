@@ -81,7 +81,7 @@ func (r *DatastoreBenchmarkReconciler) accountCPU(ctx context.Context, s *benchm
 	}
 	cpu = &v1alpha1.RunCPU{
 		ServerMillis: millis(res.Server), SidecarMillis: millis(res.Sidecars), BackgroundMillis: millis(res.Background),
-		CoveredSeconds: int32(res.Span.Seconds()),
+		BackgroundUnavailable: res.BackgroundUnmeasured, CoveredSeconds: int32(res.Span.Seconds()),
 	}
 	switch ops := out.Summary.Operations; {
 	case res.ServerPerOperation > 0:

@@ -93,6 +93,15 @@ func TestBenchmarkRunAccountsTheDatastoresCPU(t *testing.T) {
 	g.Expect(strconv.ParseFloat(matched.ServerMicrosPerOp, 64)).To(BeNumerically("~", truth*1e6/float64(out.Summary.Operations), truth*1e6/float64(out.Summary.Operations)*0.15),
 		"the kernel's CPU per operation at 20,000 operations per second, within 15%")
 
+	// A client's node that Prometheus does not know costs the run its background only.
+	elsewhere := *out
+	elsewhere.Clients = map[string]string{"cpu-bench-client": "worker-9"}
+	far := account(s, &elsewhere)
+	g.Expect(far.Unavailable).To(BeEmpty())
+	g.Expect(far.ServerMicrosPerOp).To(Equal(matched.ServerMicrosPerOp))
+	g.Expect(far.BackgroundMillis).To(BeZero())
+	g.Expect(far.BackgroundUnavailable).To(ContainSubstring(`node="worker-9"`))
+
 	// What cannot be measured says why, and never blocks the run.
 	external := &benchmarkScope{b: s.b, target: benchmark.Target{Hosts: []string{"cassandra.example:9042"}}}
 	g.Expect(r.cpuSettling(external, out)).To(BeZero())

@@ -225,7 +225,11 @@ func publishBenchmark(b *v1alpha1.DatastoreBenchmark) {
 			benchmarkRunCPU.WithLabelValues(append(base, run, "client")...).Set(float64(r.ClientCPUMillis) / 1000)
 		}
 		if c := r.CPU; c != nil && c.Unavailable == "" {
-			for part, ms := range map[string]int64{"server": c.ServerMillis, "sidecars": c.SidecarMillis, "background": c.BackgroundMillis} {
+			parts := map[string]int64{"server": c.ServerMillis, "sidecars": c.SidecarMillis, "background": c.BackgroundMillis}
+			if c.BackgroundUnavailable != "" {
+				delete(parts, "background")
+			}
+			for part, ms := range parts {
 				benchmarkRunCPU.WithLabelValues(append(base, run, part)...).Set(float64(ms) / 1000)
 			}
 		}

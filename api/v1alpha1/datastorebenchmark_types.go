@@ -651,6 +651,10 @@ type RunCPU struct {
 	// quiet the run was.
 	// +optional
 	BackgroundMillis int64 `json:"backgroundMillis,omitempty"`
+	// backgroundUnavailable says why backgroundMillis is unknown (a node's series Prometheus
+	// lacks, or whose samples cannot be placed in the window); the datastore's figures stand.
+	// +optional
+	BackgroundUnavailable string `json:"backgroundUnavailable,omitempty"`
 	// coveredSeconds: how much of the window the kubelets' samples spanned; the figures are the
 	// rate over that span times the window (the kubelet refreshes its counters every --housekeeping-interval, 10-20s by default).
 	// +optional

@@ -486,6 +486,10 @@ type StudyRun struct {
 	// backgroundCores: the CPU the nodes spent on anything else during the run, in cores.
 	// +optional
 	BackgroundCores string `json:"backgroundCores,omitempty"`
+	// backgroundUnavailable says why backgroundCores is missing although the server figures
+	// are not; such a run cannot be judged busy.
+	// +optional
+	BackgroundUnavailable string `json:"backgroundUnavailable,omitempty"`
 	// cpuUnavailable says why the server figures are missing.
 	// +optional
 	CPUUnavailable string `json:"cpuUnavailable,omitempty"`

@@ -101,6 +101,14 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	if _, err := p.Account(ctx, missing); err == nil || !strings.Contains(err.Error(), "pod bench/db-1") {
 		t.Errorf("a pod without series: %v", err)
 	}
+	// A node only tells how quiet the machine was: without its series the datastore's figure
+	// stands, and the background is unknown rather than a quiet 0.
+	gone := req
+	gone.Nodes = []string{"gone", "worker"}
+	if got, err := p.Account(ctx, gone); err != nil || got.Server != res.Server || got.Nodes != 0 || got.Background != 0 ||
+		!strings.Contains(got.BackgroundUnmeasured, `node="gone"`) {
+		t.Errorf("a node without series: %+v, %v", got, err)
+	}
 	short := req
 	short.Window = Window{Start: w.End.Add(-600 * time.Millisecond), End: w.End}
 	if _, err := p.Account(ctx, short); err == nil {

@@ -295,7 +295,8 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 			out.CPUUnavailable = c.Unavailable
 		default:
 			out.ServerCPUMicrosPerOp, out.SidecarCPUMicrosPerOp = podsPerOperation(c, ops)
-			if r.StartTime != nil && r.CompletionTime != nil {
+			out.BackgroundUnavailable = c.BackgroundUnavailable
+			if c.BackgroundUnavailable == "" && r.StartTime != nil && r.CompletionTime != nil {
 				if window := r.CompletionTime.Sub(r.StartTime.Time).Seconds(); window > 0 {
 					out.BackgroundCores = decimal(float64(c.BackgroundMillis) / 1000 / window)
 				}

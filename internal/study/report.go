@@ -108,6 +108,8 @@ type RunCost struct {
 	ClientCPUMicrosPerOp  *float64 `json:"clientCPUMicrosPerOp,omitempty"`
 	BackgroundCores       *float64 `json:"backgroundCores,omitempty"`
 	Unavailable           string   `json:"unavailable,omitempty"`
+	// BackgroundUnavailable says why BackgroundCores is missing when the server figures are not.
+	BackgroundUnavailable string `json:"backgroundUnavailable,omitempty"`
 	// Busy: the run's background exceeded the study's limit, or its clients could not keep the
 	// fixed rate (set aside and repeated, or kept after the last repeat).
 	Busy string `json:"busy,omitempty"`
@@ -161,7 +163,7 @@ func runCost(run v1alpha1.StudyRun) RunCost {
 		WarmUpSeconds: parsed(run.WarmUpSeconds), WarmUpSteady: run.WarmUpSteady, ServerCPUMicrosPerOp: parsed(run.ServerCPUMicrosPerOp),
 		SidecarCPUMicrosPerOp: parsed(run.SidecarCPUMicrosPerOp),
 		ClientCPUMicrosPerOp:  parsed(run.ClientCPUMicrosPerOp), BackgroundCores: parsed(run.BackgroundCores),
-		Unavailable: run.CPUUnavailable, Busy: run.Busy}
+		Unavailable: run.CPUUnavailable, BackgroundUnavailable: run.BackgroundUnavailable, Busy: run.Busy}
 }
 
 // parsed reads a decimal string of the status; nil when it is empty or not a number.
@@ -339,7 +341,7 @@ func (r Report) runCosts() string {
 	var b strings.Builder
 	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server CPU-µs per operation (the datastore's pods, sidecars included) and the sidecars' part of it, client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside (for their background, or for a fixed rate their clients could not keep) follow the cell's runs; the analysis leaves them out.\n\n")
 	b.WriteString("| Cell | Round | Warm-up s | ops/s | CV | Server CPU µs/op | of which sidecars | Client CPU µs/op | Background cores | Busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	var missing, busy []string
+	var missing, missingBackground, busy []string
 	row := func(cell string, rc RunCost, mark string) {
 		warm := digitsOrDash(rc.WarmUpSeconds, 0)
 		if rc.WarmUpSteady != nil && !*rc.WarmUpSteady {
@@ -349,6 +351,9 @@ func (r Report) runCosts() string {
 			decimalOrDash(rc.SidecarCPUMicrosPerOp), decimalOrDash(rc.ClientCPUMicrosPerOp), digitsOrDash(rc.BackgroundCores, 2), mark)
 		if rc.Unavailable != "" && !slices.Contains(missing, rc.Unavailable) {
 			missing = append(missing, rc.Unavailable)
+		}
+		if rc.BackgroundUnavailable != "" {
+			missingBackground = append(missingBackground, fmt.Sprintf("%s, round %d: %s", cell, rc.Round, strings.TrimSuffix(rc.BackgroundUnavailable, ".")))
 		}
 		if rc.Busy != "" {
 			busy = append(busy, fmt.Sprintf("%s, round %d: %s", cell, rc.Round, rc.Busy))
@@ -368,6 +373,12 @@ func (r Report) runCosts() string {
 	}
 	for _, m := range missing {
 		fmt.Fprintf(&b, "\nServer CPU missing: %s.\n", strings.TrimSuffix(m, "."))
+	}
+	if len(missingBackground) > 0 {
+		b.WriteString("\nBackground missing (the server figures stand; the run could not be judged busy):\n\n")
+		for _, m := range missingBackground {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
 	}
 	if len(busy) > 0 {
 		b.WriteString("\nBusy runs:\n\n")

@@ -861,6 +861,23 @@ func TestRunChargesTheSidecarsToTheDatastore(t *testing.T) {
 	if r, _ := Run(b, 2); r.ServerCPUMicrosPerOp != "2411.1" || r.SidecarCPUMicrosPerOp != "" {
 		t.Errorf("without sidecars the datastore's own figure stands: %+v", r)
 	}
+
+	// A node series that could not be read costs the run its background, not its server
+	// figure; the background is then missing, not a quiet 0, and the run cannot be judged busy.
+	why := "node secured-worker: the samples inside the window span 3s of its 10s (at least 30% needed)"
+	b.Status.Runs[0].CPU.BackgroundMillis, b.Status.Runs[0].CPU.BackgroundUnavailable = 0, why
+	r, _ = Run(b, 2)
+	if r.ServerCPUMicrosPerOp != "2411.1" || r.BackgroundCores != "" || r.BackgroundUnavailable != why || r.CPUUnavailable != "" {
+		t.Errorf("a run without its background: %+v", r)
+	}
+	if _, repeat := Judge(spec(), &v1alpha1.StudyCell{}, r); repeat {
+		t.Error("a run without a background figure was set aside as busy")
+	}
+	md := Analyze("s", spec(), 42, []v1alpha1.StudyCell{{Name: "plaintext-on-1", Profile: "plaintext", Runs: []v1alpha1.StudyRun{r}}}).Report.Markdown()
+	if !strings.Contains(md, "| plaintext-on-1 | 2 | – | 300 | – | 2411.1 | – | – | – |") ||
+		!strings.Contains(md, "- plaintext-on-1, round 2: "+strings.TrimSuffix(why, ".")) {
+		t.Errorf("the report must show the server figure and say why the background is missing:\n%s", md)
+	}
 }
 
 // Two eligible profiles of one rank: the rule takes the lower point estimate, and where their
