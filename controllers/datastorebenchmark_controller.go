@@ -8,6 +8,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,9 +174,21 @@ func (r *DatastoreBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error 
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.DatastoreBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(benchmarkOfClient)).
 		Watches(&v1alpha1.SecuredDatastore{}, handler.EnqueueRequestsFromMapFunc(r.benchmarksOf)).
 		Named("datastorebenchmark").
 		Complete(r)
+}
+
+// benchmarkOfClient maps a client pod that has succeeded to its benchmark, which can then read
+// the pod's result before the Job controller marks the Job complete.
+func benchmarkOfClient(_ context.Context, o client.Object) []reconcile.Request {
+	pod, ok := o.(*corev1.Pod)
+	name := o.GetLabels()[benchmark.LabelBenchmark]
+	if !ok || name == "" || pod.Status.Phase != corev1.PodSucceeded {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // benchmarksOf maps a datastore to the unfinished benchmarks that target it.

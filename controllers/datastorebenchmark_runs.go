@@ -229,17 +229,27 @@ func (r *DatastoreBenchmarkReconciler) observe(ctx context.Context, s *benchmark
 		return nil, &NotOwnedError{Kind: "Job", Name: job.Name, Owner: "benchmark"}
 	}
 	complete, failed := jobCondition(&job, batchv1.JobComplete), jobCondition(&job, batchv1.JobFailed)
-	if complete == nil && failed == nil {
-		return nil, nil
+	completions, inPods := int(*job.Spec.Completions), client.MatchingLabels(job.Spec.Template.Labels)
+	finished := complete != nil || failed != nil
+	if !finished {
+		// Pods that all succeeded are the result, seconds before the Job says so: each of a
+		// study's runs waits for the one before. The cache only says when to look.
+		var cached corev1.PodList
+		if err := r.Client.List(ctx, &cached, client.InNamespace(job.Namespace), inPods); err != nil || !benchrun.Succeeded(cached.Items, completions) {
+			return nil, err
+		}
 	}
 	// The Job controller marks the Job finished only after it saw its pods terminate, but our
 	// pod cache can lag behind our Job cache: a pod read from it may still look running and
 	// turn a failed run into a lost one. Read them live, once per finished Job.
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), inPods); err != nil {
 		return nil, err
 	}
-	out := benchrun.Collect(pods.Items, int(*job.Spec.Completions))
+	if !finished && !benchrun.Succeeded(pods.Items, completions) {
+		return nil, nil
+	}
+	out := benchrun.Collect(pods.Items, completions)
 	if failed != nil && out.Failed == "" && out.Invalid == "" {
 		out.Invalid = fmt.Sprintf("Job %s failed: %s", job.Name, failed.Message)
 	}

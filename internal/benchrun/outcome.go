@@ -32,6 +32,26 @@ type Outcome struct {
 	Clients map[string]string
 }
 
+// Succeeded: exactly want client pods, and every one of them ended with its client's exit
+// code 0. Such pods are final (they never restart), so their result can be read before the
+// Job controller marks the Job complete, which on Kind took 2 s more after the kubelet had
+// reported the pod (make demo, 2026-12-01). Anything else waits for the Job's own verdict.
+func Succeeded(pods []corev1.Pod, want int) bool {
+	if len(pods) != want || want == 0 {
+		return false
+	}
+	for _, p := range pods {
+		i := slices.IndexFunc(p.Status.ContainerStatuses, func(c corev1.ContainerStatus) bool { return c.Name == benchmark.ContainerName })
+		if p.Status.Phase != corev1.PodSucceeded || i < 0 {
+			return false
+		}
+		if term := p.Status.ContainerStatuses[i].State.Terminated; term == nil || term.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Collect reads each client pod's termination message; want is the number of pods the Job
 // completes with. A client that exited with an error of its own failed the run; a pod killed
 // from outside, or missing, made it invalid.

@@ -70,6 +70,38 @@ func TestCollect(t *testing.T) {
 	}
 }
 
+// Pods are read before the Job's verdict only when all of them succeeded: any doubt waits.
+func TestSucceeded(t *testing.T) {
+	done := func(name string, code int32) corev1.Pod {
+		p := terminated(name, code, "Completed", "")
+		p.Status.Phase = corev1.PodSucceeded
+		if code != 0 {
+			p.Status.Phase = corev1.PodFailed
+		}
+		return p
+	}
+	running := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+		{Name: benchmark.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	terminatedNotReported := terminated("c-1", 0, "Completed", "") // the pod's phase not yet Succeeded
+	for name, tc := range map[string]struct {
+		pods []corev1.Pod
+		want int
+		ok   bool
+	}{
+		"all succeeded":                {pods: []corev1.Pod{done("c-0", 0), done("c-1", 0)}, want: 2, ok: true},
+		"one still running":            {pods: []corev1.Pod{done("c-0", 0), running}, want: 2},
+		"one failed":                   {pods: []corev1.Pod{done("c-0", 0), done("c-1", 3)}, want: 2},
+		"one not listed yet":           {pods: []corev1.Pod{done("c-0", 0)}, want: 2},
+		"a replacement beside them":    {pods: []corev1.Pod{done("c-0", 0), done("c-1", 0), done("c-2", 0)}, want: 2},
+		"container ended, pod not yet": {pods: []corev1.Pod{done("c-0", 0), terminatedNotReported}, want: 2},
+		"nothing wanted":               {want: 0},
+	} {
+		if got := Succeeded(tc.pods, tc.want); got != tc.ok {
+			t.Errorf("%s: %v, want %v", name, got, tc.ok)
+		}
+	}
+}
+
 func TestRecord(t *testing.T) {
 	sum := benchresult.Summary{Start: t0, End: t0.Add(time.Second), Operations: 10, Protocol: "TLSv1.3", Suite: "TLS_AES_128_GCM_SHA256", ClientCPUSeconds: 1.5,
 		Latencies: []benchresult.Latency{{Operation: "read", Count: 10, P50: 100, P99: 900}}}
