@@ -12,7 +12,7 @@ operation. In one make demo study (2026-12-01) the server and client figures of 
 four cells fell together by 13 to 23% for one round, and across its 32 runs the two deviations
 from their cell's median correlated at 0.86. The client does the same work per operation within a cell, so
 its deviation measures the machine. This is an analysis of the evidence, not the study's method:
-the adjustment holds only where the clients share the servers' hardware, and in two of five
+the adjustment holds only where the clients share the servers' hardware, and in two of six
 demo studies it widened the widest interval (README, "Where a round's time went").
 
 Usage: hack/kind/speed-adjust.py bin/demo/report.json
