@@ -374,19 +374,20 @@ func (r Report) runCosts() string {
 	for _, m := range missing {
 		fmt.Fprintf(&b, "\nServer CPU missing: %s.\n", strings.TrimSuffix(m, "."))
 	}
-	if len(missingBackground) > 0 {
-		b.WriteString("\nBackground missing (the server figures stand; the run could not be judged busy):\n\n")
-		for _, m := range missingBackground {
-			fmt.Fprintf(&b, "- %s\n", m)
-		}
-	}
-	if len(busy) > 0 {
-		b.WriteString("\nBusy runs:\n\n")
-		for _, m := range busy {
-			fmt.Fprintf(&b, "- %s\n", m)
-		}
-	}
+	bullets(&b, "Background missing (the server figures stand; the run could not be judged busy)", missingBackground)
+	bullets(&b, "Busy runs", busy)
 	return b.String()
+}
+
+// bullets writes a titled list of the runs that need a word, nothing when there are none.
+func bullets(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n\n", title)
+	for _, m := range items {
+		fmt.Fprintf(b, "- %s\n", m)
+	}
 }
 
 func pValue(c CellReport) string {
