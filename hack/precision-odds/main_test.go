@@ -1,0 +1,28 @@
+package main
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPreciseByFollowsTheSpread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 0))
+	// Identical pairs are precise as soon as the signed-rank interval exists (6 rounds).
+	if got := preciseBy(rng, normal, 0, 0.05, 6, 8, 50); got[0] != 1 {
+		t.Errorf("no spread: precise within 6 rounds in %.2f of studies, want all", got[0])
+	}
+	// Pairs 30 points apart never narrow to ±5 in 8 rounds.
+	if got := preciseBy(rng, normal, 0.30, 0.05, 6, 8, 200); got[2] > 0.01 {
+		t.Errorf("30-point spread: precise within 8 rounds in %.2f of studies, want none", got[2])
+	}
+	// More rounds never lower the odds, and at a spread of 5 points they raise them.
+	got := preciseBy(rng, student(4), 0.05, 0.05, 6, 12, 500)
+	for i := 1; i < len(got); i++ {
+		if got[i] < got[i-1] {
+			t.Fatalf("odds fell from %.2f to %.2f at round %d", got[i-1], got[i], 6+i)
+		}
+	}
+	if got[len(got)-1]-got[2] < 0.1 {
+		t.Errorf("5-point spread: %.2f within 8 rounds and %.2f within 12, want a clear gain", got[2], got[len(got)-1])
+	}
+}
