@@ -35,12 +35,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "precision-odds: need 1 <= -from <= -to, -trials >= 1, -spread >= 0, -target > 0 and -df 0 or above 2")
 		os.Exit(2)
 	}
-	draw := normal
+	draw, tails := normal, "normal"
 	if *df > 0 {
-		draw = student(*df)
+		draw, tails = student(*df), fmt.Sprintf("Student's t, %d df", *df)
 	}
 	by := preciseBy(rand.New(rand.NewPCG(*seed, 0)), draw, *spread/100, *target/100, *from, *to, *trials)
-	fmt.Printf("pairs spread %.1f points (%s), target ±%.1f points, %d studies\n", *spread, map[bool]string{true: "normal", false: fmt.Sprintf("t, %d df", *df)}[*df == 0], *target, *trials)
+	fmt.Printf("pairs spread %.1f points (%s), target ±%.1f points, %d studies\n", *spread, tails, *target, *trials)
 	for n := *from; n <= *to; n++ {
 		fmt.Printf("precise within %2d rounds: %5.1f%%\n", n, 100*by[n-*from])
 	}
@@ -60,7 +60,7 @@ func preciseBy(rng *rand.Rand, draw func(*rand.Rand) float64, sd, target float64
 			if n < from {
 				continue
 			}
-			if c := stats.ComparePaired(baseline[:n], cell); c.HasCI && max(c.Overhead-c.CI.Low, c.CI.High-c.Overhead) <= target {
+			if c := stats.ComparePaired(baseline[:n], cell); c.HasCI && c.HalfWidth() <= target {
 				for i := n - from; i < len(counts); i++ {
 					counts[i]++
 				}

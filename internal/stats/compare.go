@@ -56,6 +56,12 @@ func ComparePaired(baseline, cell []float64) Comparison {
 	return conclude(Comparison{Test: SignedRank(d), Paired: true, Pairs: len(d)}, PairedShift(d, Level))
 }
 
+// HalfWidth is how far the interval reaches from the estimate on its wider side: what a
+// precision target bounds. Only meaningful when HasCI.
+func (c Comparison) HalfWidth() float64 {
+	return max(c.Overhead-c.CI.Low, c.CI.High-c.Overhead)
+}
+
 // Summary writes the overhead for a benchmark's report: "12.3% [8.1, 15.0], p 0.031", with
 // ": no difference found" when the interval holds zero, and without an interval when the rounds
 // are too few for one.

@@ -51,7 +51,7 @@ func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64)
 		switch {
 		case !cmp.HasCI:
 			out = append(out, r.Name+" (no interval yet)")
-		case max(cmp.Overhead-cmp.CI.Low, cmp.CI.High-cmp.Overhead) > target:
+		case cmp.HalfWidth() > target:
 			out = append(out, fmt.Sprintf("%s (%s..%s%%)", r.Name, percent(cmp.CI.Low), percent(cmp.CI.High)))
 		}
 	}
