@@ -454,6 +454,13 @@ type StudyRun struct {
 	// baseline's run of the same round. Absent in runs recorded before rounds were.
 	// +optional
 	Round int32 `json:"round,omitempty"`
+	// start of the run's measured window (warm-up excluded): when to look in Grafana, or in
+	// any other record of the machine, for what the run shared it with.
+	// +optional
+	Start *metav1.Time `json:"start,omitempty"`
+	// end of the run's measured window.
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
 	// throughputOpsPerSec of the repetition.
 	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec"`
 	// p99Micros of the slowest operation type.
@@ -490,6 +497,11 @@ type StudyRun struct {
 	// are not; such a run cannot be judged busy.
 	// +optional
 	BackgroundUnavailable string `json:"backgroundUnavailable,omitempty"`
+	// coveredSeconds: how much of the run's window the kubelets' samples spanned (the
+	// benchmark's cpu.coveredSeconds): the CPU figures are the rate over that span, so a short
+	// one is a noisier figure.
+	// +optional
+	CoveredSeconds int32 `json:"coveredSeconds,omitempty"`
 	// cpuUnavailable says why the server figures are missing.
 	// +optional
 	CPUUnavailable string `json:"cpuUnavailable,omitempty"`

@@ -37,14 +37,24 @@ record() {
   exec 9> "$out/record.lock"
   flock -n 9 || { echo "cpu-trace.sh: another record is writing to $out; let it finish (its node loops end after SECONDS samples)" >&2; exit 2; }
   : > "$out/names.txt"
-  local nodes pids=()
+  nodes= pids=() # global: the EXIT trap runs after this function returned
   nodes=$(docker ps --filter label=io.x-k8s.kind.role=worker --format '{{.Names}}')
   [[ -n $nodes ]] || { echo "cpu-trace.sh: no Kind worker runs (make kind-up)" >&2; exit 2; }
-  trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT INT TERM
+  # Killing a docker exec client leaves its command running in the node: each loop leaves its
+  # process id there, and an interrupted record stops them by it.
+  stop() {
+    kill "${pids[@]}" 2>/dev/null || true
+    for node in $nodes; do
+      docker exec "$node" sh -c 'p=$(cat /run/cpu-trace.pid 2>/dev/null) && tr "\0" " " < "/proc/$p/cmdline" | grep -q "cpu-trace-loop" && kill "$p"; rm -f /run/cpu-trace.pid' 2>/dev/null || true
+    done
+  }
+  trap stop EXIT
+  trap 'exit 130' INT TERM
   for node in $nodes; do
     # The loop runs inside the node, so one process samples all of its containers; its
     # iteration count bounds it even if this script is killed without its trap.
     docker exec "$node" sh -c '
+      echo $$ > /run/cpu-trace.pid
       n=$1 i=0 list=
       while [ $i -lt $n ]; do
         [ $((i % 10)) -eq 0 ] && list=$(find /sys/fs/cgroup/unified/kubelet.slice /sys/fs/cgroup/kubelet.slice -name "cri-containerd-*.scope" -type d 2>/dev/null)
@@ -63,14 +73,18 @@ record() {
         done
         i=$((i + 1))
         sleep 1
-      done' sh "$seconds" > "$out/node-$node.txt" &
+      done
+      rm -f /run/cpu-trace.pid' cpu-trace-loop "$seconds" > "$out/node-$node.txt" &
     pids+=($!)
   done
   local end=$((SECONDS + seconds))
   while ((SECONDS < end)); do
     "$kubectl" get pods --all-namespaces -o go-template='{{range .items}}{{$pod := printf "%s/%s" .metadata.namespace .metadata.name}}{{range .status.containerStatuses}}{{.containerID}} {{$pod}}/{{.name}}{{"\n"}}{{end}}{{end}}' 2>/dev/null | sed 's|^[a-z]*://||' >> "$out/names.txt" || true
     echo "cpu-trace: $(( (end - SECONDS) / 60 )) min left, $(cat "$out"/node-*.txt | wc -l) samples" >&2
-    sleep $((end - SECONDS < 60 ? (end - SECONDS > 0 ? end - SECONDS : 0) : 60))
+    # In the background, so that an interrupt is handled at once; without the lock, which an
+    # interrupted record would otherwise leave held until the sleep ends.
+    sleep $((end - SECONDS < 60 ? (end - SECONDS > 0 ? end - SECONDS : 0) : 60)) 9>&- &
+    wait $! || true
   done
   wait "${pids[@]}" || true
 }

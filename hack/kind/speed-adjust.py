@@ -15,8 +15,15 @@ its deviation measures the machine. This is an analysis of the evidence, not the
 the adjustment holds only where the clients share the servers' hardware, and in two of six
 demo studies it widened the widest interval (README, "Where a round's time went").
 
-Usage: hack/kind/speed-adjust.py bin/demo/report.json
+With a second argument, the per-second log of go run ./hack/speed-reference run on the same
+machine during the study, it also scales each run by how fast a fixed piece of work ran during
+the run's window (its start and end in the report), against the median over all runs: once by
+the compute unit, once by the memory unit. That reference measures the machine and nothing of
+the client.
+
+Usage: hack/kind/speed-adjust.py bin/demo/report.json [speed-reference.tsv]
 """
+import datetime
 import itertools
 import json
 import math
@@ -53,26 +60,61 @@ def overhead(x):
     return 100 * (1 - math.exp(-x))
 
 
-def main(path):
+def reference(path):
+    """Seconds of the speed-reference log: unix second -> (compute ns, memory ns)."""
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) == 4:
+            out[int(f[0])] = (float(f[1]), float(f[2]))
+    return out
+
+
+def window_speed(ref, run, kind):
+    """Mean CPU-ns per unit of the reference over the run's window, or None."""
+    if not run.get("start") or not run.get("end"):
+        return None
+    parse = lambda t: int(datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp())
+    seconds = [ref[t][kind] for t in range(parse(run["start"]), parse(run["end"])) if t in ref]
+    return statistics.mean(seconds) if len(seconds) >= 5 else None
+
+
+def main(path, reference_path=None):
     report = json.load(open(path))
     cells = report["cells"]
+    ref = reference(reference_path) if reference_path else None
+    covariates = [("client-speed adjusted", 1)]
+    if ref:
+        covariates += [("compute-reference adjusted", 2), ("memory-reference adjusted", 3)]
     runs = {}
     for c in cells:
         byround = {}
         for r in c.get("runCosts") or []:
-            if r.get("serverCPUMicrosPerOp") and r.get("clientCPUMicrosPerOp"):
-                byround[r["round"]] = (r["serverCPUMicrosPerOp"], r["clientCPUMicrosPerOp"])
+            if not (r.get("serverCPUMicrosPerOp") and r.get("clientCPUMicrosPerOp")):
+                continue
+            row = [r["serverCPUMicrosPerOp"], r["clientCPUMicrosPerOp"]]
+            if ref:
+                row += [window_speed(ref, r, 0), window_speed(ref, r, 1)]
+                if None in row:
+                    continue
+            byround[r["round"]] = tuple(row)
         runs[c["name"]] = byround
-    medians = {n: statistics.median(c for _, c in v.values()) for n, v in runs.items() if v}
-    server_dev, client_dev = [], []
-    for v in runs.values():
-        if v:
-            ms, mc = statistics.median(s for s, _ in v.values()), statistics.median(c for _, c in v.values())
-            server_dev += [s / ms - 1 for s, _ in v.values()]
-            client_dev += [c / mc - 1 for _, c in v.values()]
-    if len(server_dev) > 2:
-        print(f"server and client CPU per operation, each run against its cell's median: correlation "
-              f"{statistics.correlation(server_dev, client_dev):.2f} over {len(server_dev)} runs")
+    medians = {n: [statistics.median(r[i] for r in v.values()) for i in range(len(next(iter(v.values()))))] for n, v in runs.items() if v}
+    if ref:
+        # The reference measures the machine, not the cell: one median over every run, so that
+        # scaling cannot move one cell against another.
+        overall = [statistics.median(r[i] for v in runs.values() for r in v.values()) for i in (2, 3)]
+        for m in medians.values():
+            m[2:] = overall
+    for i, (label, _) in enumerate(covariates):
+        server_dev, dev = [], []
+        for name, v in runs.items():
+            if v:
+                server_dev += [r[0] / medians[name][0] - 1 for r in v.values()]
+                dev += [r[i + 1] / medians[name][i + 1] - 1 for r in v.values()]
+        if len(server_dev) > 2:
+            print(f"server CPU per operation against {label.split()[0]}, each run against its median: correlation "
+                  f"{statistics.correlation(server_dev, dev):.2f} over {len(server_dev)} runs")
     for c in cells:
         if c["profile"] == report["baseline"]:
             continue
@@ -82,19 +124,21 @@ def main(path):
             print(f"{c['name']}: {len(rounds)} paired rounds, too few for an interval")
             continue
 
-        def adjusted(name, rnd, beta):
-            server, client = runs[name][rnd]
-            return server * (medians[name] / client) ** beta
+        def adjusted(name, rnd, covariate):
+            server = runs[name][rnd][0]
+            if covariate == 0:
+                return server
+            return server * medians[name][covariate] / runs[name][rnd][covariate]
 
-        for label, beta in (("as the study computes it", 0), ("client-speed adjusted", 1)):
-            d = [math.log(adjusted(c["name"], r, beta) / adjusted(base["name"], r, beta)) for r in rounds]
+        for label, covariate in [("as the study computes it", 0)] + covariates:
+            d = [math.log(adjusted(c["name"], r, covariate) / adjusted(base["name"], r, covariate)) for r in rounds]
             est, lo, hi = paired(d)
             half = max(overhead(hi) - overhead(est), overhead(est) - overhead(lo))
-            print(f"{c['name']:28s} {label:25s} {overhead(est):5.1f}% ({overhead(lo):.1f}..{overhead(hi):.1f}%), "
+            print(f"{c['name']:28s} {label:26s} {overhead(est):5.1f}% ({overhead(lo):.1f}..{overhead(hi):.1f}%), "
                   f"widest side {half:.1f} points, {len(rounds)} pairs")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(*sys.argv[1:])

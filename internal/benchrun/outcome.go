@@ -83,7 +83,13 @@ func Collect(pods []corev1.Pod, want int) Outcome {
 			continue
 		}
 		if out.Failed == "" {
-			out.Failed = fmt.Sprintf("client pod %s exited with code %d: %s", p.Name, term.ExitCode, LastLines(term.Message, 3))
+			why := LastLines(term.Message, 3)
+			// A script that threw still writes its summary, whose firstError is the exception
+			// k6 printed only to the pod's log (a schema not created, a session not opened).
+			if sum, err := benchresult.Parse([]byte(term.Message)); err == nil && sum.FirstError != "" {
+				why = sum.FirstError
+			}
+			out.Failed = fmt.Sprintf("client pod %s exited with code %d: %s", p.Name, term.ExitCode, why)
 		}
 	}
 	if len(parts) < want && out.Failed == "" && out.Invalid == "" {

@@ -49,6 +49,7 @@ func TestCollect(t *testing.T) {
 		"OOM killed":               {pods: []corev1.Pod{terminated("c-0", 1, "OOMKilled", "")}, want: 1, invalid: "stopped from outside (OOMKilled"},
 		"evicted":                  {pods: []corev1.Pod{terminated("c-0", 2, "Error", "", corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue})}, want: 1, invalid: "stopped from outside"},
 		"the client's own failure": {pods: []corev1.Pod{terminated("c-0", 107, "Error", "a\nb\nc\nrefused the pin")}, want: 1, failed: "client pod c-0 exited with code 107: b | c | refused the pin"},
+		"a summary that says why":  {pods: []corev1.Pod{terminated("c-0", 107, "Error", summary(t, 0, 0))}, want: 1, failed: "client pod c-0 exited with code 107: read: timeout"},
 		"an unreadable summary":    {pods: []corev1.Pod{terminated("c-0", 0, "Completed", "{")}, want: 1, invalid: "pod c-0: benchmark summary"},
 	}
 	for name, tc := range tests {

@@ -151,12 +151,17 @@ func TestK6YCSBAgainstCassandra(t *testing.T) {
 
 	// The node accepts only TLS_AES_128_GCM_SHA256; Go's client offers every TLS 1.3 suite,
 	// so the server picks AES-128 and a benchmark pinned to ChaCha20 must refuse to start.
-	_, out, err = runK6(t, pinned(with(map[string]string{"YCSB_DURATION": "2s"}), caFile, address, "TLS_CHACHA20_POLY1305_SHA256"))
+	refused, out, err := runK6(t, pinned(with(map[string]string{"YCSB_DURATION": "2s"}), caFile, address, "TLS_CHACHA20_POLY1305_SHA256"))
 	if err == nil {
 		t.Fatalf("a run pinned to ChaCha20 against an AES-128-only server succeeded:\n%s", out)
 	}
-	if !strings.Contains(out, "the server negotiated TLSv1.3 TLS_AES_128_GCM_SHA256, but the benchmark pins TLSv1.3 TLS_CHACHA20_POLY1305_SHA256") {
+	const why = "the server negotiated TLSv1.3 TLS_AES_128_GCM_SHA256, but the benchmark pins TLSv1.3 TLS_CHACHA20_POLY1305_SHA256"
+	if !strings.Contains(out, why) {
 		t.Errorf("the refusal does not name the negotiated and the pinned suite:\n%s", out)
+	}
+	// The operator reads the summary, not k6's log, which goes with the pod.
+	if !strings.Contains(refused.FirstError, why) {
+		t.Errorf("the summary's firstError %q does not say why the run stopped", refused.FirstError)
 	}
 	if strings.Contains(out, `"phase":"run","start"`) && !strings.Contains(out, `"operations":0`) {
 		t.Errorf("operations were measured despite the refused pin:\n%s", out)

@@ -282,6 +282,7 @@ func (db *DB) client(wl *Workload) *cqlbench.Client {
 		return c
 	}
 	if err := db.open(wl.shared.w.FieldCount); err != nil {
+		wl.shared.stop(err)
 		common.Throw(db.m.vu.Runtime(), err)
 	}
 	c := db.store.Client()
@@ -296,6 +297,7 @@ func (db *DB) CreateSchema(wl *Workload, replicationFactor int) {
 	}
 	db.client(wl)
 	if err := db.store.CreateSchema(db.m.vu.Context(), replicationFactor); err != nil {
+		wl.shared.stop(err)
 		common.Throw(db.m.vu.Runtime(), err)
 	}
 }

@@ -2,6 +2,7 @@ package k6ycsb
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"os"
 	"os/exec"
@@ -69,13 +70,11 @@ func (c k6Command) run(t testing.TB) (benchresult.Summary, string, error) {
 		}
 	}
 	t.Logf("k6 %s (%s)", strings.Join(keys, " "), time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		return benchresult.Summary{}, out.String(), err
+	// k6 writes the summary however the script ended: a failed run's says why it failed.
+	var s benchresult.Summary
+	b, readErr := os.ReadFile(summaryFile)
+	if readErr == nil {
+		s, readErr = benchresult.Parse(b)
 	}
-	b, err := os.ReadFile(summaryFile)
-	if err != nil {
-		return benchresult.Summary{}, out.String(), err
-	}
-	s, err := benchresult.Parse(b)
-	return s, out.String(), err
+	return s, out.String(), cmp.Or(err, readErr)
 }

@@ -1,6 +1,7 @@
 package k6ycsb
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,6 +96,19 @@ type sharedWorkload struct {
 	history    *writecheck.History
 	historyAt  string
 	writes     *benchresult.Writes // set by VerifyWrites
+	// stopped: the first error thrown before any operation could run (a session that did not
+	// open, a schema that was not created), which k6 prints only to the pod's log: the
+	// summary carries it as its firstError, so the benchmark's status says why.
+	stopped string
+}
+
+// stop records err as the reason the script stopped, unless an earlier one did.
+func (s *sharedWorkload) stop(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped == "" {
+		s.stopped = err.Error()
+	}
 }
 
 func (s *sharedWorkload) phase(name string) *phase {
@@ -485,12 +499,13 @@ func (wl *Workload) Summary(db *DB, opts sobek.Value) string {
 		common.Throw(rt, err)
 	}
 	wl.shared.mu.Lock()
-	p, g, pace, writes := wl.shared.phases[o.Phase], wl.shared.gate, wl.shared.pacer, wl.shared.writes
+	p, g, pace, writes, stopped := wl.shared.phases[o.Phase], wl.shared.gate, wl.shared.pacer, wl.shared.writes, wl.shared.stopped
 	wl.shared.mu.Unlock()
 	if p == nil {
 		p = &phase{}
 	}
 	s := p.summary()
+	s.FirstError = cmp.Or(s.FirstError, stopped)
 	if g != nil && o.Phase == "run" {
 		s.WarmUp = g.warmUp()
 	}

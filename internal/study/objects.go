@@ -278,7 +278,8 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 		if r.Phase != v1alpha1.RunSucceeded || r.ThroughputOpsPerSec <= 0 {
 			continue
 		}
-		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), ThroughputOpsPerSec: r.ThroughputOpsPerSec, ThroughputCV: r.ThroughputCV}
+		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), Start: r.StartTime, End: r.CompletionTime,
+			ThroughputOpsPerSec: r.ThroughputOpsPerSec, ThroughputCV: r.ThroughputCV}
 		out.WarmUpSeconds, out.WarmUpSteady = r.WarmUpSeconds, r.WarmUpSteady
 		var ops int64
 		for _, l := range r.Latencies {
@@ -295,7 +296,7 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 			out.CPUUnavailable = c.Unavailable
 		default:
 			out.ServerCPUMicrosPerOp, out.SidecarCPUMicrosPerOp = podsPerOperation(c, ops)
-			out.BackgroundUnavailable = c.BackgroundUnavailable
+			out.BackgroundUnavailable, out.CoveredSeconds = c.BackgroundUnavailable, c.CoveredSeconds
 			if c.BackgroundUnavailable == "" && r.StartTime != nil && r.CompletionTime != nil {
 				if window := r.CompletionTime.Sub(r.StartTime.Time).Seconds(); window > 0 {
 					out.BackgroundCores = decimal(float64(c.BackgroundMillis) / 1000 / window)

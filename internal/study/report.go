@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"secured.dev/operator/api/v1alpha1"
 	"secured.dev/operator/internal/stats"
@@ -61,14 +64,16 @@ type Report struct {
 
 // CellReport is one cell with its raw repetitions and statistics.
 type CellReport struct {
-	Name             string          `json:"name"`
-	Profile          string          `json:"profile"`
-	Acceleration     string          `json:"acceleration"`
-	Nodes            int32           `json:"nodes"`
-	FieldLength      int32           `json:"fieldLength,omitempty"`
-	Rank             int32           `json:"rank"`
-	State            string          `json:"state"`
-	Reason           string          `json:"reason,omitempty"`
+	Name         string `json:"name"`
+	Profile      string `json:"profile"`
+	Acceleration string `json:"acceleration"`
+	Nodes        int32  `json:"nodes"`
+	FieldLength  int32  `json:"fieldLength,omitempty"`
+	Rank         int32  `json:"rank"`
+	State        string `json:"state"`
+	Reason       string `json:"reason,omitempty"`
+	// Datastore the cell's runs measured (its pods are <datastore>-<ordinal>).
+	Datastore        string          `json:"datastore,omitempty"`
 	Runs             []int64         `json:"runsOpsPerSec"`
 	MedianThroughput int64           `json:"medianThroughputOpsPerSec,omitempty"`
 	ThroughputCI     *stats.Interval `json:"throughputCI95,omitempty"`
@@ -94,8 +99,11 @@ type CellReport struct {
 // RunCost is one run's CPU: what an operation cost the datastore and the client, and how busy
 // the nodes were with everything else (Unavailable says why the server figures are missing).
 type RunCost struct {
-	Round               int32 `json:"round,omitempty"`
-	ThroughputOpsPerSec int64 `json:"throughputOpsPerSec,omitempty"`
+	Round int32 `json:"round,omitempty"`
+	// Start and End of the measured window, RFC 3339.
+	Start               string `json:"start,omitempty"`
+	End                 string `json:"end,omitempty"`
+	ThroughputOpsPerSec int64  `json:"throughputOpsPerSec,omitempty"`
 	// ThroughputCV: the coefficient of variation of the run's per-second throughput.
 	ThroughputCV *float64 `json:"throughputCV,omitempty"`
 	// WarmUpSeconds: the warm-up until steady before the run (a cell's first), and whether it
@@ -107,7 +115,9 @@ type RunCost struct {
 	SidecarCPUMicrosPerOp *float64 `json:"sidecarCPUMicrosPerOp,omitempty"`
 	ClientCPUMicrosPerOp  *float64 `json:"clientCPUMicrosPerOp,omitempty"`
 	BackgroundCores       *float64 `json:"backgroundCores,omitempty"`
-	Unavailable           string   `json:"unavailable,omitempty"`
+	// CoveredSeconds: how much of the window the kubelets' CPU samples spanned.
+	CoveredSeconds int32  `json:"coveredSeconds,omitempty"`
+	Unavailable    string `json:"unavailable,omitempty"`
 	// BackgroundUnavailable says why BackgroundCores is missing when the server figures are not.
 	BackgroundUnavailable string `json:"backgroundUnavailable,omitempty"`
 	// Busy: the run's background exceeded the study's limit, or its clients could not keep the
@@ -117,7 +127,7 @@ type RunCost struct {
 
 func cellReport(c *v1alpha1.StudyCell) CellReport {
 	r := CellReport{Name: c.Name, Profile: c.Profile, Acceleration: string(c.Acceleration), Nodes: c.Nodes, FieldLength: c.FieldLength,
-		Rank: c.Rank, State: string(c.State), Reason: c.Reason, Runs: []int64{}}
+		Rank: c.Rank, State: string(c.State), Reason: c.Reason, Datastore: c.Datastore, Runs: []int64{}}
 	for _, run := range c.Runs {
 		r.Runs = append(r.Runs, run.ThroughputOpsPerSec)
 		r.RunCosts = append(r.RunCosts, runCost(run))
@@ -159,11 +169,19 @@ func (r Report) switchesText() string {
 }
 
 func runCost(run v1alpha1.StudyRun) RunCost {
-	return RunCost{Round: run.Round, ThroughputOpsPerSec: run.ThroughputOpsPerSec, ThroughputCV: parsed(run.ThroughputCV),
+	return RunCost{Round: run.Round, Start: timestamp(run.Start), End: timestamp(run.End), ThroughputOpsPerSec: run.ThroughputOpsPerSec, ThroughputCV: parsed(run.ThroughputCV),
 		WarmUpSeconds: parsed(run.WarmUpSeconds), WarmUpSteady: run.WarmUpSteady, ServerCPUMicrosPerOp: parsed(run.ServerCPUMicrosPerOp),
 		SidecarCPUMicrosPerOp: parsed(run.SidecarCPUMicrosPerOp),
 		ClientCPUMicrosPerOp:  parsed(run.ClientCPUMicrosPerOp), BackgroundCores: parsed(run.BackgroundCores),
-		Unavailable: run.CPUUnavailable, BackgroundUnavailable: run.BackgroundUnavailable, Busy: run.Busy}
+		CoveredSeconds: run.CoveredSeconds, Unavailable: run.CPUUnavailable, BackgroundUnavailable: run.BackgroundUnavailable, Busy: run.Busy}
+}
+
+// timestamp of a status time in RFC 3339, "" when there is none.
+func timestamp(t *metav1.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // parsed reads a decimal string of the status; nil when it is empty or not a number.
@@ -339,16 +357,20 @@ func metricName(m v1alpha1.OverheadMetric) string {
 // figure came from a disturbed run.
 func (r Report) runCosts() string {
 	var b strings.Builder
-	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server CPU-µs per operation (the datastore's pods, sidecars included) and the sidecars' part of it, client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window). Runs set aside (for their background, or for a fixed rate their clients could not keep) follow the cell's runs; the analysis leaves them out.\n\n")
-	b.WriteString("| Cell | Round | Warm-up s | ops/s | CV | Server CPU µs/op | of which sidecars | Client CPU µs/op | Background cores | Busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("## Runs\n\nPer run, in the order the cell ran them: the warm-up until steady before a cell's first run (\"max\" when the throughput never settled), throughput and its coefficient of variation second by second (CV: a few hundredths when the window was steady), server CPU-µs per operation (the datastore's pods, sidecars included) and the sidecars' part of it, client CPU-µs per operation, background cores (CPU the nodes spent on anything else during the window), and how many seconds of the window the kubelets' CPU samples spanned (the CPU figures are the rate over that span; the shorter, the noisier). Runs set aside (for their background, or for a fixed rate their clients could not keep) follow the cell's runs; the analysis leaves them out.\n\n")
+	b.WriteString("| Cell | Round | Warm-up s | ops/s | CV | Server CPU µs/op | of which sidecars | Client CPU µs/op | Background cores | Sampled s | Busy |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	var missing, missingBackground, busy []string
 	row := func(cell string, rc RunCost, mark string) {
 		warm := digitsOrDash(rc.WarmUpSeconds, 0)
 		if rc.WarmUpSteady != nil && !*rc.WarmUpSteady {
 			warm += " (max)"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s |\n", cell, rc.Round, warm, rc.ThroughputOpsPerSec, digitsOrDash(rc.ThroughputCV, 3), decimalOrDash(rc.ServerCPUMicrosPerOp),
-			decimalOrDash(rc.SidecarCPUMicrosPerOp), decimalOrDash(rc.ClientCPUMicrosPerOp), digitsOrDash(rc.BackgroundCores, 2), mark)
+		sampled := "–"
+		if rc.CoveredSeconds > 0 {
+			sampled = strconv.Itoa(int(rc.CoveredSeconds))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", cell, rc.Round, warm, rc.ThroughputOpsPerSec, digitsOrDash(rc.ThroughputCV, 3), decimalOrDash(rc.ServerCPUMicrosPerOp),
+			decimalOrDash(rc.SidecarCPUMicrosPerOp), decimalOrDash(rc.ClientCPUMicrosPerOp), digitsOrDash(rc.BackgroundCores, 2), sampled, mark)
 		if rc.Unavailable != "" && !slices.Contains(missing, rc.Unavailable) {
 			missing = append(missing, rc.Unavailable)
 		}

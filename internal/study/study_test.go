@@ -345,6 +345,7 @@ func withServerCPU(cells []v1alpha1.StudyCell, centre map[string]float64) {
 			r.SidecarCPUMicrosPerOp = "0.40" // the TLS reloader's part of it
 			r.BackgroundCores = decimal(0.2 + 0.6*(1.15-swing[k]))
 			r.ThroughputCV = decimal(0.02 + 0.1*(1.15-swing[k]))
+			r.CoveredSeconds = int32(7 + k%3)
 			if k == 0 {
 				r.WarmUpSeconds, r.WarmUpSteady = "34.0", ptr.To(c.Profile != "tls12-aes128cbc")
 			}
@@ -390,13 +391,13 @@ func TestServerCPUPerOperationDecidesWhenEveryCellHasIt(t *testing.T) {
 		t.Errorf("extra nodes %s%%, want 10.0 (an operation costs 1.1 times the CPU)", rec.ExtraNodesPercent)
 	}
 	md := a.Report.Markdown()
-	for _, want := range []string{"the decision, p and extra nodes rest on server CPU per operation", "| tls13-aes128gcm-on-3 | 2 | – | 14200 | 0.050 | 55.1 | 0.4 | 41.0 | 0.41 |", "| tls12-aes128cbc-on-3 | 1 | 34 (max) |"} {
+	for _, want := range []string{"the decision, p and extra nodes rest on server CPU per operation", "| tls13-aes128gcm-on-3 | 2 | – | 14200 | 0.050 | 55.1 | 0.4 | 41.0 | 0.41 | 8 |", "| tls12-aes128cbc-on-3 | 1 | 34 (max) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
 	golden.Check(t, "report-cpu.md", []byte(md))
-	if !strings.Contains(md, "| plaintext-on-3 | 3 | – | 13100 | – | 51.0 | – | – | 0.93 | set aside |") ||
+	if !strings.Contains(md, "| plaintext-on-3 | 3 | – | 13100 | – | 51.0 | – | – | 0.93 | – | set aside |") ||
 		!strings.Contains(md, "- plaintext-on-3, round 3: background 0.93 cores exceeded the 0.50-core limit: set aside") {
 		t.Errorf("the report must list the set-aside run and why:\n%s", md)
 	}
@@ -851,10 +852,11 @@ func TestRunChargesTheSidecarsToTheDatastore(t *testing.T) {
 	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "s-c0-r1"}}
 	b.Status.Runs = []v1alpha1.BenchmarkRun{{Phase: v1alpha1.RunSucceeded, ThroughputOpsPerSec: 300, StartTime: &start, CompletionTime: &end,
 		Latencies: []v1alpha1.LatencySummary{{Operation: "read", Count: 4500, P99Micros: 150000}, {Operation: "update", Count: 4500, P99Micros: 160000}},
-		CPU:       &v1alpha1.RunCPU{ServerMillis: 21700, ServerMicrosPerOp: "2411.1", SidecarMillis: 5100, BackgroundMillis: 6000}}}
+		CPU:       &v1alpha1.RunCPU{ServerMillis: 21700, ServerMicrosPerOp: "2411.1", SidecarMillis: 5100, BackgroundMillis: 6000, CoveredSeconds: 27}}}
 	r, ok := Run(b, 2)
 	// 5.1 CPU-s over 9000 operations: 566.7 µs each on top of the datastore's 2411.1.
-	if !ok || r.ServerCPUMicrosPerOp != "2977.77" || r.SidecarCPUMicrosPerOp != "566.67" || r.BackgroundCores != "0.20" || r.Round != 2 || r.P99Micros != 160000 {
+	if !ok || r.ServerCPUMicrosPerOp != "2977.77" || r.SidecarCPUMicrosPerOp != "566.67" || r.BackgroundCores != "0.20" || r.Round != 2 || r.P99Micros != 160000 ||
+		r.CoveredSeconds != 27 || !r.Start.Equal(&start) || !r.End.Equal(&end) {
 		t.Errorf("run %+v", r)
 	}
 	b.Status.Runs[0].CPU.SidecarMillis = 0
