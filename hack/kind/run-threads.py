@@ -24,6 +24,7 @@ import collections
 import datetime
 import glob
 import itertools
+import json
 import math
 import os
 import re
@@ -75,8 +76,6 @@ def hodges_lehmann(d):
 
 
 def main(report_path, directory="bin/cpu-trace"):
-    import json
-
     report = json.load(open(report_path))
     cells = [c for c in report["cells"] if c.get("runCosts") and c.get("datastore")]
     if not cells:

@@ -278,7 +278,7 @@ func Run(b *v1alpha1.DatastoreBenchmark, round int) (v1alpha1.StudyRun, bool) {
 		if r.Phase != v1alpha1.RunSucceeded || r.ThroughputOpsPerSec <= 0 {
 			continue
 		}
-		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), Start: r.StartTime, End: r.CompletionTime,
+		out := v1alpha1.StudyRun{Benchmark: b.Name, Round: int32(round), Start: r.StartTime.DeepCopy(), End: r.CompletionTime.DeepCopy(),
 			ThroughputOpsPerSec: r.ThroughputOpsPerSec, ThroughputCV: r.ThroughputCV}
 		out.WarmUpSeconds, out.WarmUpSteady = r.WarmUpSeconds, r.WarmUpSteady
 		var ops int64

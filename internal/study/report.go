@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -100,10 +99,10 @@ type CellReport struct {
 // the nodes were with everything else (Unavailable says why the server figures are missing).
 type RunCost struct {
 	Round int32 `json:"round,omitempty"`
-	// Start and End of the measured window, RFC 3339.
-	Start               string `json:"start,omitempty"`
-	End                 string `json:"end,omitempty"`
-	ThroughputOpsPerSec int64  `json:"throughputOpsPerSec,omitempty"`
+	// Start and End of the measured window.
+	Start               *metav1.Time `json:"start,omitempty"`
+	End                 *metav1.Time `json:"end,omitempty"`
+	ThroughputOpsPerSec int64        `json:"throughputOpsPerSec,omitempty"`
 	// ThroughputCV: the coefficient of variation of the run's per-second throughput.
 	ThroughputCV *float64 `json:"throughputCV,omitempty"`
 	// WarmUpSeconds: the warm-up until steady before the run (a cell's first), and whether it
@@ -169,19 +168,11 @@ func (r Report) switchesText() string {
 }
 
 func runCost(run v1alpha1.StudyRun) RunCost {
-	return RunCost{Round: run.Round, Start: timestamp(run.Start), End: timestamp(run.End), ThroughputOpsPerSec: run.ThroughputOpsPerSec, ThroughputCV: parsed(run.ThroughputCV),
+	return RunCost{Round: run.Round, Start: run.Start, End: run.End, ThroughputOpsPerSec: run.ThroughputOpsPerSec, ThroughputCV: parsed(run.ThroughputCV),
 		WarmUpSeconds: parsed(run.WarmUpSeconds), WarmUpSteady: run.WarmUpSteady, ServerCPUMicrosPerOp: parsed(run.ServerCPUMicrosPerOp),
 		SidecarCPUMicrosPerOp: parsed(run.SidecarCPUMicrosPerOp),
 		ClientCPUMicrosPerOp:  parsed(run.ClientCPUMicrosPerOp), BackgroundCores: parsed(run.BackgroundCores),
 		CoveredSeconds: run.CoveredSeconds, Unavailable: run.CPUUnavailable, BackgroundUnavailable: run.BackgroundUnavailable, Busy: run.Busy}
-}
-
-// timestamp of a status time in RFC 3339, "" when there is none.
-func timestamp(t *metav1.Time) string {
-	if t == nil {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // parsed reads a decimal string of the status; nil when it is empty or not a number.
