@@ -183,6 +183,8 @@ export const options = {
   summaryTrendStats: ['med', 'p(95)', 'p(99)', 'max'],
   // Reading back every key written takes longer than k6's default minute on a large history.
   teardownTimeout: '30m',
+  // Creating the schema retries a node too busy to answer in time (cqlbench.schemaPatience).
+  setupTimeout: '3m',
 };
 
 // Connects once before any virtual user: a refused TLS pin or a missing table stops the test

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 )
 
 // retryBackoff is the first pause before a statement is tried again on every node; it doubles
@@ -17,13 +19,12 @@ const (
 )
 
 // retrying runs op until it succeeds, up to retries more times after the first, pausing
-// between rounds. A read of a missing key and the caller's deadline are answers, not faults,
-// and end it at once.
-func retrying(ctx context.Context, retries int, op func() error) error {
+// between rounds. An error that answers (final) and the caller's deadline end it at once.
+func retrying(ctx context.Context, retries int, final func(error) bool, op func() error) error {
 	pause := retryBackoff
 	for attempt := 0; ; attempt++ {
 		err := op()
-		if err == nil || attempt >= retries || errors.Is(err, ErrNotFound) || ctx.Err() != nil {
+		if err == nil || attempt >= retries || final(err) || ctx.Err() != nil {
 			return err
 		}
 		select {
@@ -33,4 +34,24 @@ func retrying(ctx context.Context, retries int, op func() error) error {
 		}
 		pause = min(2*pause, maxRetryBackoff)
 	}
+}
+
+// missing: a read of a key no record has is an answer, not a fault.
+func missing(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// refused: the server judged the statement itself (its syntax, the schema it names, the login's
+// rights or credentials, the server's configuration) and will answer the same every time, unlike
+// a timeout, an overloaded or bootstrapping node or a broken connection. Only schema changes end
+// at a refusal: during a live change of a cluster's logins a node may refuse what another one
+// accepts, which a measured operation rides out.
+func refused(err error) bool {
+	var re gocql.RequestError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch re.Code() {
+	case gocql.ErrCodeSyntax, gocql.ErrCodeInvalid, gocql.ErrCodeUnauthorized, gocql.ErrCodeCredentials, gocql.ErrCodeConfig, gocql.ErrCodeAlreadyExists:
+		return true
+	}
+	return false
 }

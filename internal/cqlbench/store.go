@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -232,6 +233,12 @@ func (s *Store) prepareStatements() {
 	}
 }
 
+// schemaPatience: a schema change waits for the node to write its schema tables and for every
+// node to agree, which on a fresh JVM sharing its cores with other warming nodes can outlast a
+// request's timeout; the statements are IF NOT EXISTS, so CreateSchema tries them again (pausing
+// as retrying does) for this long, a minute less than bench/k6/ycsb.js gives setup().
+const schemaPatience = 2 * time.Minute
+
 // CreateSchema creates the keyspace and the records' table if they do not exist, with the given
 // replication factor (SimpleStrategy, as YCSB's documentation does). A keyspace that exists is
 // left alone without asking: a benchmark role may use its keyspace but not create keyspaces,
@@ -241,9 +248,14 @@ func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
 	for i := range fields {
 		fields[i] = ycsb.FieldName(i) + " varchar"
 	}
+	ctx, cancel := context.WithTimeout(ctx, schemaPatience)
+	defer cancel()
 	var stmts []string
 	var found string
-	err := s.session.Query("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", s.ks).ScanContext(ctx, &found)
+	noKeyspace := func(err error) bool { return errors.Is(err, gocql.ErrNotFound) || refused(err) }
+	err := retrying(ctx, math.MaxInt, noKeyspace, func() error {
+		return s.session.Query("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", s.ks).ScanContext(ctx, &found)
+	})
 	switch {
 	case errors.Is(err, gocql.ErrNotFound):
 		stmts = append(stmts, fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", s.ks, replicationFactor))
@@ -252,7 +264,7 @@ func (s *Store) CreateSchema(ctx context.Context, replicationFactor int) error {
 	}
 	stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (y_id varchar PRIMARY KEY, %s)", s.table, strings.Join(fields, ", ")))
 	for _, stmt := range stmts {
-		if err := s.session.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
+		if err := retrying(ctx, math.MaxInt, refused, func() error { return s.session.Query(stmt).Consistency(gocql.All).ExecContext(ctx) }); err != nil {
 			return fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
@@ -383,7 +395,7 @@ func (c *Client) query(q **gocql.Query, stmt string, n int) *gocql.Query {
 }
 
 func (c *Client) exec(ctx context.Context, q *gocql.Query) error {
-	return retrying(ctx, c.s.retries, func() error { return q.ExecContext(ctx) })
+	return retrying(ctx, c.s.retries, missing, func() error { return q.ExecContext(ctx) })
 }
 
 // Read reads every field of a record.
@@ -441,7 +453,7 @@ func (c *Client) Scan(ctx context.Context, key string, n int) error {
 
 func (c *Client) rows(ctx context.Context, q *gocql.Query) (int, error) {
 	n := 0
-	err := retrying(ctx, c.s.retries, func() error {
+	err := retrying(ctx, c.s.retries, missing, func() error {
 		n = 0
 		it := q.IterContext(ctx)
 		for it.Scan(c.row...) {
