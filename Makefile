@@ -49,11 +49,12 @@ test-unit: ## The fast tier (go test -short): pure logic and golden files; no AP
 	$(GO) test -short -count=1 ./...
 
 .PHONY: test
-test: prereqs envtest-assets ## Run every test: the fast tier, API validation and controllers against a real API server, real datastores, KDCs and tunnels.
+test: prereqs envtest-assets ## Run every test: the fast tier, API validation and controllers against a real API server, real datastores, KDCs and tunnels; ends with the slowest tests (every event in bin/test.json).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -count=1 -timeout 50m ./... 2>&1 | tee bin/test.log; exit $${PIPESTATUS[0]}
+	$(GO) build -o bin/test-summary ./hack/test-summary
+	KUBEBUILDER_ASSETS="$$(hack/build/envtest-assets.sh)" $(GO) test -json -count=1 -timeout 50m ./... 2>&1 | tee bin/test.json | bin/test-summary; exit $${PIPESTATUS[0]}
 
 .PHONY: test-hbase
 test-hbase: prereqs ## Only the HBase data-plane profiles: real ZooKeeper, HDFS, HBase and KDC per profile, wire canary and probe, live TLS and SASL-level transitions, Kerberos switched on and off and HDFS block encryption on, each in one step (the gap measured), every role in a WireGuard tunnel, an OpenVPN tunnel switched on and off (the gap measured), a Kerberos ZooKeeper ensemble, the driver's write check, a RegionServer and the active Master SIGKILLed under writes (~26 min).
