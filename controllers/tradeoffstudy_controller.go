@@ -426,7 +426,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 		case v1alpha1.BenchmarkSucceeded:
 			noteEnd(st, study.Ended(&b), cell.Datastore)
 			if run, ok := study.Run(&b, k+1); ok { // every round runs each cell once: its k-th run is round k+1
-				run, repeat := study.Judge(&s.study.Spec, cell, run)
+				run, repeat := study.Judge(&s.study.Spec, cell, run, study.Accounted(st.Cells))
 				if repeat {
 					r.setAside(s, cell, &b, run)
 					continue

@@ -179,8 +179,10 @@ type StudyBackground struct {
 	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity('0'))",message="spec.background.maxCores must be a CPU quantity of 0 or more, such as 500m or 1 (0 turns the rule off)"
 	MaxCores *resource.Quantity `json:"maxCores,omitempty"`
 	// repeats: how many times a round of a cell is measured again when its background is too
-	// high (after the last one the run is kept, flagged in the report) or when its clients could
-	// not keep a fixed rate (after the last one the cell fails). Defaults to 2.
+	// high (after the last one the run is kept, flagged in the report), when its clients could
+	// not keep a fixed rate (after the last one the cell fails), or when it lost its server CPU
+	// figure while the study's other runs have theirs, e.g. to kubelet samples too sparse in
+	// its window (after the last one the run is kept for its throughput). Defaults to 2.
 	// +optional
 	// +kubebuilder:default=2
 	// +kubebuilder:validation:Minimum=0

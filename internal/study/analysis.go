@@ -136,7 +136,8 @@ const methodComparison = "Overhead: 1 - exp(Hodges-Lehmann estimate of the log "
 	"operation costs 1/(1 - 0.2) = 1.25 times the baseline's CPU, so a CPU-bound datastore loses a fifth of its capacity; unlike throughput, it is barely moved " +
 	"by what else runs on the machine, which each run's background cores record; a run whose background exceeds " +
 	"spec.background.maxCores (500m unless set) is set aside and its round measured again, up to " +
-	"spec.background.repeats times (2), then kept and marked busy. The decision rests on server CPU " +
+	"spec.background.repeats times (2), then kept and marked busy; so is a run that lost its server CPU figure " +
+	"while other runs have theirs (its samples too sparse, say), then kept for its throughput. The decision rests on server CPU " +
 	"per operation when every compared cell has it, unless spec.decision.metric says otherwise. Cost: extra nodes " +
 	"to restore baseline capacity, 1/(1 - overhead) - 1, assuming capacity scales linearly with nodes."
 

@@ -61,13 +61,31 @@ func quietStart(spec *v1alpha1.TradeoffStudySpec) *v1alpha1.QuietStart {
 // limit is marked busy, and repeat says whether the study sets it aside and measures the round
 // again (it has repeats left) or keeps it, flagged. A run without a background figure (no CPU
 // accounting) cannot be judged and is kept as it is.
-func Judge(spec *v1alpha1.TradeoffStudySpec, cell *v1alpha1.StudyCell, run v1alpha1.StudyRun) (judged v1alpha1.StudyRun, repeat bool) {
+//
+// A run that lost its server CPU figure while other runs of the study have theirs (accounted)
+// is set aside and measured again too, within the same repeats, unless the study decides on
+// throughput: the analysis pairs each run with its round's baseline run, and a run without the
+// figure costs its cell a pair, or every cell of its round if it is the baseline's. Such a loss
+// is a moment's: a run's samples must span three tenths of its window (cpuacct.MinCoverage), and
+// on a busy 2-core node the kubelet's 2 s housekeeping stretches to nearly 4 s; in one make demo
+// study (2026-12-02) one run in 36 fell short, with 3 s of its 10 s, and its cell's interval
+// missed ±5 points after nine rounds with eight pairs. Once the repeats are spent the run is
+// kept, its throughput counting.
+func Judge(spec *v1alpha1.TradeoffStudySpec, cell *v1alpha1.StudyCell, run v1alpha1.StudyRun, accounted bool) (judged v1alpha1.StudyRun, repeat bool) {
 	limit, repeats := backgroundRule(spec)
+	done := Attempt(cell, int(run.Round))
+	if run.CPUUnavailable != "" && accounted && decidesOnCPU(spec) {
+		if done >= repeats {
+			return run, false
+		}
+		run.Busy = fmt.Sprintf("no server CPU figure (%s): set aside and measured again (repeat %d of %d)",
+			strings.TrimSuffix(run.CPUUnavailable, "."), done+1, repeats)
+		return run, true
+	}
 	bg, err := strconv.ParseFloat(run.BackgroundCores, 64)
 	if limit <= 0 || err != nil || bg <= limit {
 		return run, false
 	}
-	done := Attempt(cell, int(run.Round))
 	if done < repeats {
 		run.Busy = fmt.Sprintf("background %.2f cores exceeded the %.2f-core limit: set aside and measured again (repeat %d of %d)",
 			bg, limit, done+1, repeats)
@@ -75,6 +93,25 @@ func Judge(spec *v1alpha1.TradeoffStudySpec, cell *v1alpha1.StudyCell, run v1alp
 	}
 	run.Busy = fmt.Sprintf("background %.2f cores exceeded the %.2f-core limit after %d repeats: kept, the machine stayed busy", bg, limit, repeats)
 	return run, false
+}
+
+// decidesOnCPU: the study may decide on server CPU per operation (Auto takes it where every
+// compared cell has it).
+func decidesOnCPU(spec *v1alpha1.TradeoffStudySpec) bool {
+	return spec.Decision.Metric != v1alpha1.OverheadMetricThroughput
+}
+
+// Accounted: some run of the study has a server CPU figure, so accounting works and a run
+// without one lost it to a moment's cause.
+func Accounted(cells []v1alpha1.StudyCell) bool {
+	for _, c := range cells {
+		for _, r := range c.Runs {
+			if r.ServerCPUMicrosPerOp != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RateNotKept judges a cell's benchmark that failed: when it failed only because its clients

@@ -426,30 +426,65 @@ func TestJudgeSetsAsideBusyRunsUntilTheRepeatsRunOut(t *testing.T) {
 		if b := Benchmark(&v1alpha1.TradeoffStudy{Spec: *s}, cell, 1); attempt > 0 && (b.Name != fmt.Sprintf("s-c1-r1-a%d", attempt) || !b.Spec.SkipLoad || b.Spec.SteadyWarmUp != nil) {
 			t.Fatalf("attempt %d of round 2: benchmark %s (skip load %v, steady warm-up %v)", attempt, b.Name, b.Spec.SkipLoad, b.Spec.SteadyWarmUp)
 		}
-		run, repeat := Judge(s, cell, busy)
+		run, repeat := Judge(s, cell, busy, false)
 		if !repeat || !strings.Contains(run.Busy, fmt.Sprintf("repeat %d of 2", attempt+1)) {
 			t.Fatalf("attempt %d: repeat %v, %q", attempt, repeat, run.Busy)
 		}
 		cell.SetAside = append(cell.SetAside, run)
 	}
-	if run, repeat := Judge(s, cell, busy); repeat || !strings.Contains(run.Busy, "after 2 repeats: kept") {
+	if run, repeat := Judge(s, cell, busy, false); repeat || !strings.Contains(run.Busy, "after 2 repeats: kept") {
 		t.Errorf("after the last repeat the run is kept and marked: repeat %v, %q", repeat, run.Busy)
 	}
-	if run, repeat := Judge(s, cell, v1alpha1.StudyRun{Round: 3, BackgroundCores: "0.75"}); !repeat || Attempt(cell, 3) != 0 {
+	if run, repeat := Judge(s, cell, v1alpha1.StudyRun{Round: 3, BackgroundCores: "0.75"}, false); !repeat || Attempt(cell, 3) != 0 {
 		t.Errorf("another round starts its own repeats: repeat %v, %q", repeat, run.Busy)
 	}
 	for _, r := range []v1alpha1.StudyRun{{Round: 4, BackgroundCores: "0.5"}, {Round: 4, CPUUnavailable: "no accounting"}} {
-		if run, repeat := Judge(s, cell, r); repeat || run.Busy != "" {
+		if run, repeat := Judge(s, cell, r, false); repeat || run.Busy != "" {
 			t.Errorf("%+v: at or under the limit, or without a figure, the run stands: %q", r, run.Busy)
 		}
 	}
 	s.Background = &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("0"))}
-	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, busy); repeat {
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, busy, false); repeat {
 		t.Error("maxCores 0 turns the rule off")
 	}
 	s.Background = &v1alpha1.StudyBackground{MaxCores: ptr.To(resource.MustParse("1")), Repeats: 1}
-	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, v1alpha1.StudyRun{Round: 1, BackgroundCores: "1.2"}); !repeat {
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, v1alpha1.StudyRun{Round: 1, BackgroundCores: "1.2"}, false); !repeat {
 		t.Error("a limit of 1 core sets aside a run with 1.2")
+	}
+}
+
+// A run that lost its server CPU figure is measured again while the study's other runs have
+// theirs and it may decide on CPU; without accounting at all, or deciding on throughput, it
+// stands, and once the repeats are spent it is kept.
+func TestJudgeMeasuresAgainARunThatLostItsCPUFigure(t *testing.T) {
+	s := spec()
+	cell := &v1alpha1.StudyCell{Name: "c", Datastore: "s-c1"}
+	sparse := v1alpha1.StudyRun{Round: 7, ThroughputOpsPerSec: 800, CPUUnavailable: "pod s-c1-0, container cassandra: the samples inside the window span 3s of its 10s (at least 30% needed)."}
+	for attempt := range DefaultBackgroundRepeats {
+		run, repeat := Judge(s, cell, sparse, true)
+		if !repeat || run.Busy != fmt.Sprintf("no server CPU figure (%s): set aside and measured again (repeat %d of 2)", strings.TrimSuffix(sparse.CPUUnavailable, "."), attempt+1) {
+			t.Fatalf("attempt %d: repeat %v, %q", attempt, repeat, run.Busy)
+		}
+		cell.SetAside = append(cell.SetAside, run)
+	}
+	if run, repeat := Judge(s, cell, sparse, true); repeat || run.Busy != "" {
+		t.Errorf("after the last repeat the run is kept for its throughput: repeat %v, %q", repeat, run.Busy)
+	}
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, sparse, false); repeat {
+		t.Error("a study without any server CPU figure repeated a run for lacking one")
+	}
+	s.Decision.Metric = v1alpha1.OverheadMetricThroughput
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, sparse, true); repeat {
+		t.Error("a study that decides on throughput repeated a run for its CPU figure")
+	}
+	s.Decision.Metric = v1alpha1.OverheadMetricServerCPU
+	if _, repeat := Judge(s, &v1alpha1.StudyCell{}, sparse, true); !repeat {
+		t.Error("a study that decides on server CPU kept a run without the figure")
+	}
+
+	cells := []v1alpha1.StudyCell{{Runs: []v1alpha1.StudyRun{sparse}}, {Runs: []v1alpha1.StudyRun{{ServerCPUMicrosPerOp: "640.25"}}}}
+	if !Accounted(cells) || Accounted(cells[:1]) || Accounted(nil) {
+		t.Errorf("Accounted: %v with a figure, %v without, %v without runs", Accounted(cells), Accounted(cells[:1]), Accounted(nil))
 	}
 }
 
@@ -872,7 +907,7 @@ func TestRunChargesTheSidecarsToTheDatastore(t *testing.T) {
 	if r.ServerCPUMicrosPerOp != "2411.1" || r.BackgroundCores != "" || r.BackgroundUnavailable != why || r.CPUUnavailable != "" {
 		t.Errorf("a run without its background: %+v", r)
 	}
-	if _, repeat := Judge(spec(), &v1alpha1.StudyCell{}, r); repeat {
+	if _, repeat := Judge(spec(), &v1alpha1.StudyCell{}, r, true); repeat {
 		t.Error("a run without a background figure was set aside as busy")
 	}
 	md := Analyze("s", spec(), 42, []v1alpha1.StudyCell{{Name: "plaintext-on-1", Profile: "plaintext", Runs: []v1alpha1.StudyRun{r}}}).Report.Markdown()
