@@ -47,8 +47,9 @@ type event struct {
 // summary prints as it reads, so a long run shows its packages as they end.
 type summary struct {
 	out io.Writer
-	// held is the output of each running top-level test, by package and test, printed if the
-	// test fails or its package ends without it finishing (a timeout's panic).
+	// held is the output of each running top-level test, by package and test ("" for the
+	// package's own, such as a logger's lines after its last test), printed if the test fails or
+	// its package fails without it finishing (a timeout's panic).
 	held     map[string]map[string][]string
 	tests    []timing
 	packages []timing
@@ -85,23 +86,24 @@ func (s *summary) add(e event) {
 	case e.Action == "build-output":
 		fmt.Fprint(s.out, e.Output)
 	case e.Test == "" && e.Action == "output":
-		line := strings.TrimSpace(e.Output)
-		if strings.HasPrefix(line, "FAIL\t") {
+		switch line := strings.TrimSpace(e.Output); {
+		case strings.HasPrefix(line, "FAIL\t"):
 			s.unfinished(e.Package)
-		}
-		if line != "PASS" && line != "FAIL" && !strings.HasPrefix(line, "=== ") {
 			fmt.Fprint(s.out, e.Output)
+		case strings.HasPrefix(line, "ok  \t"), strings.HasPrefix(line, "?   \t"):
+			fmt.Fprint(s.out, e.Output)
+		case line != "PASS" && line != "FAIL":
+			s.hold(e.Package, "", e.Output) // the package's own output, a plain go test's too: shown if it fails
 		}
 	case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
-		s.unfinished(e.Package)
+		if e.Action == "fail" {
+			s.unfinished(e.Package)
+		}
 		s.packages = append(s.packages, timing{e.Package, seconds(e.Elapsed)})
 		delete(s.held, e.Package)
 	case e.Test == "":
 	case e.Action == "output":
-		if s.held[e.Package] == nil {
-			s.held[e.Package] = map[string][]string{}
-		}
-		s.held[e.Package][top] = append(s.held[e.Package][top], e.Output)
+		s.hold(e.Package, top, e.Output)
 	case e.Action == "fail" && e.Test == top: // with its failed subtests' output
 		s.print(e.Package, top)
 	case (e.Action == "pass" || e.Action == "skip") && e.Test == top:
@@ -112,8 +114,15 @@ func (s *summary) add(e event) {
 	}
 }
 
-// unfinished prints the output of the package's tests that were still running when it
-// ended: a timeout's panic names them.
+func (s *summary) hold(pkg, test, output string) {
+	if s.held[pkg] == nil {
+		s.held[pkg] = map[string][]string{}
+	}
+	s.held[pkg][test] = append(s.held[pkg][test], output)
+}
+
+// unfinished prints the package's own output and that of its tests that were still running
+// when it ended (a timeout's panic names them).
 func (s *summary) unfinished(pkg string) {
 	for _, test := range slices.Sorted(maps.Keys(s.held[pkg])) {
 		s.print(pkg, test)

@@ -5,14 +5,16 @@ import (
 	"testing"
 )
 
-// A stream as go test -json writes it (abridged): a passing package, a failing one whose
-// first test passes and whose second fails in a subtest, and a package that timed out.
+// A stream as go test -json writes it (abridged): a passing package with output of its own
+// after its tests, a failing one whose first test passes, whose second fails in a subtest and
+// which prints something of its own, and a package that timed out.
 const stream = `{"Action":"start","Package":"ex.dev/m/a"}
 {"Action":"run","Package":"ex.dev/m/a","Test":"TestQuick"}
 {"Action":"output","Package":"ex.dev/m/a","Test":"TestQuick","Output":"=== RUN   TestQuick\n"}
 {"Action":"output","Package":"ex.dev/m/a","Test":"TestQuick","Output":"--- PASS: TestQuick (2.00s)\n"}
 {"Action":"pass","Package":"ex.dev/m/a","Test":"TestQuick","Elapsed":2}
 {"Action":"output","Package":"ex.dev/m/a","Output":"PASS\n"}
+{"Action":"output","Package":"ex.dev/m/a","Output":"ERROR\tReconciler error after the tests: context canceled\n"}
 {"Action":"output","Package":"ex.dev/m/a","Output":"ok  \tex.dev/m/a\t2.1s\n"}
 {"Action":"pass","Package":"ex.dev/m/a","Elapsed":2.1}
 {"Action":"run","Package":"ex.dev/m/b","Test":"TestSlow"}
@@ -25,6 +27,7 @@ const stream = `{"Action":"start","Package":"ex.dev/m/a"}
 {"Action":"output","Package":"ex.dev/m/b","Test":"TestBroken","Output":"--- FAIL: TestBroken (1.00s)\n"}
 {"Action":"fail","Package":"ex.dev/m/b","Test":"TestBroken","Elapsed":1}
 {"Action":"output","Package":"ex.dev/m/b","Output":"FAIL\n"}
+{"Action":"output","Package":"ex.dev/m/b","Output":"TestMain: cleanup left a process\n"}
 {"Action":"output","Package":"ex.dev/m/b","Output":"FAIL\tex.dev/m/b\t301.0s\n"}
 {"Action":"fail","Package":"ex.dev/m/b","Elapsed":301}
 {"Action":"run","Package":"ex.dev/m/c","Test":"TestHangs"}
@@ -46,6 +49,7 @@ func TestSummaryPrintsFailuresPackagesAndTheSlowest(t *testing.T) {
 	for _, want := range []string{
 		"ok  \tex.dev/m/a\t2.1s\n",
 		"=== RUN   TestBroken\n    broken_test.go:12: want 3, got 4\n--- FAIL: TestBroken (1.00s)\n",
+		"TestMain: cleanup left a process\n",
 		"FAIL\tex.dev/m/b\t301.0s\n",
 		"panic: test timed out after 50m0s\nFAIL\tex.dev/m/c\t3000.0s\n",
 		"d/d.go:3:1: syntax error\n",
@@ -57,7 +61,7 @@ func TestSummaryPrintsFailuresPackagesAndTheSlowest(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}
 	}
-	for _, quiet := range []string{"quiet detail", "--- PASS", "PASS\n", "TestQuick"} {
+	for _, quiet := range []string{"quiet detail", "--- PASS", "PASS\n", "TestQuick", "Reconciler error"} {
 		if strings.Contains(got, quiet) {
 			t.Errorf("printed %q, which a plain go test keeps quiet:\n%s", quiet, got)
 		}
