@@ -468,31 +468,28 @@ func (r *TradeoffStudyReconciler) setAside(s *studyScope, cell *v1alpha1.StudyCe
 }
 
 // extend adds rounds once every scheduled one ran, when spec.precision asks for it: the
-// seeded schedule grows by a block (study.RoundsTogether; the rounds that ran stay as they
-// were) and the cells measured so far are measured again; their datastores are still up (in a
-// Switched study, one profile at a time).
+// seeded schedule grows by a block (study.Extend; the rounds that ran stay as they were) and
+// the cells it holds are measured again; their datastores are still up (in a Switched study,
+// one profile at a time).
 func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl.Result, error) {
 	st := &s.study.Status
 	rounds := int(st.Rounds)
 	if rounds == 0 {
 		rounds = study.Repetitions(&s.study.Spec) // planned before status.rounds existed
 	}
-	together := study.RoundsTogether(&s.study.Spec)
-	add, why := study.AddRound(study.Analyze(s.study.Name, &s.study.Spec, *st.Seed, st.Cells), rounds, together)
-	if !add {
+	analysis := study.Analyze(s.study.Name, &s.study.Spec, *st.Seed, st.Cells)
+	block, why := study.Extend(analysis, &s.study.Spec, st.Cells, st.Schedule, rounds, *st.Seed)
+	if len(block) == 0 {
 		return ctrl.Result{}, nil
 	}
-	// Only the new block is appended: a study planned by an operator that ordered its rounds
-	// otherwise keeps the schedule it ran.
-	planned := study.Schedule(st.Cells, rounds+together, together, study.Shared(&s.study.Spec), *st.Seed)
-	st.Rounds = int32(rounds + together)
-	st.Schedule = append(st.Schedule, planned[min(len(st.Schedule), len(planned)):]...)
+	st.Rounds = int32(rounds + study.RoundsTogether(&s.study.Spec))
+	st.Schedule = append(st.Schedule, block...)
 	again := v1alpha1.CellMeasuring
 	if study.Switched(&s.study.Spec) {
 		again = v1alpha1.CellStandby // until the switch to its profile
 	}
 	for i := range st.Cells {
-		if st.Cells[i].State == v1alpha1.CellDone {
+		if st.Cells[i].State == v1alpha1.CellDone && slices.Contains(block, st.Cells[i].Name) {
 			st.Cells[i].State = again
 		}
 	}

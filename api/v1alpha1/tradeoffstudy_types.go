@@ -160,8 +160,11 @@ type StudyPrecision struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=50
 	HalfWidthPercent int32 `json:"halfWidthPercent,omitempty"`
-	// maxRounds: the study adds no round beyond this one, precise or not; the report says which
-	// cells missed the target. Defaults to 20.
+	// maxRounds bounds the study's runs, precise or not, to as many as maxRounds rounds of
+	// every cell would take; the report says which cells missed the target. A round added for
+	// precision measures only the cells still short of the target, with their baselines (every
+	// cell in a Switched study), so those can run more than maxRounds rounds in the same time.
+	// Defaults to 20.
 	// +optional
 	// +kubebuilder:default=20
 	// +kubebuilder:validation:Minimum=2

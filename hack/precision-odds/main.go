@@ -9,7 +9,13 @@
 // of a pair is what a study's report shows (its runs by round), so the odds of a bound can be
 // read off before spending a study on it.
 //
-// Usage: go run ./hack/precision-odds [-spread 5] [-target 5] [-from 6] [-to 12] [-df 0]
+// With -pair, it compares the two ways a study of two compared cells (two datastores of a
+// baseline and a profile each, like make demo's) may spend a budget of -to rounds: every
+// round measures all four cells until both overheads are precise at once, or a cell that is
+// precise stops and the rounds after it measure only the other one with its baseline, two runs
+// where a round took four (study.Extend).
+//
+// Usage: go run ./hack/precision-odds [-spread 5] [-target 5] [-from 6] [-to 12] [-df 0] [-pair]
 package main
 
 import (
@@ -30,6 +36,7 @@ func main() {
 	df := flag.Int("df", 0, "draw from Student's t with these degrees of freedom (heavier tails; 0: normal)")
 	trials := flag.Int("trials", 4000, "simulated studies")
 	seed := flag.Uint64("seed", 1, "random seed")
+	pair := flag.Bool("pair", false, "two compared cells within a budget of -to rounds: whole rounds against rounds of the imprecise cell only")
 	flag.Parse()
 	if *from < 1 || *to < *from || *trials < 1 || *spread < 0 || *target <= 0 || (*df != 0 && *df <= 2) {
 		fmt.Fprintln(os.Stderr, "precision-odds: need 1 <= -from <= -to, -trials >= 1, -spread >= 0, -target > 0 and -df 0 or above 2")
@@ -38,6 +45,13 @@ func main() {
 	draw, tails := normal, "normal"
 	if *df > 0 {
 		draw, tails = student(*df), fmt.Sprintf("Student's t, %d df", *df)
+	}
+	if *pair {
+		whole, apart := pairBy(rand.New(rand.NewPCG(*seed, 0)), draw, *spread/100, *target/100, *from, *to, *trials)
+		fmt.Printf("two cells, pairs spread %.1f points (%s), target ±%.1f points, a budget of %d rounds, %d studies\n", *spread, tails, *target, *to, *trials)
+		fmt.Printf("both precise, every round measuring every cell:       %5.1f%%\n", 100*whole)
+		fmt.Printf("both precise, added rounds measuring the imprecise cell: %5.1f%%\n", 100*apart)
+		return
 	}
 	by := preciseBy(rand.New(rand.NewPCG(*seed, 0)), draw, *spread/100, *target/100, *from, *to, *trials)
 	fmt.Printf("pairs spread %.1f points (%s), target ±%.1f points, %d studies\n", *spread, tails, *target, *trials)
@@ -72,6 +86,62 @@ func preciseBy(rng *rand.Rand, draw func(*rand.Rand) float64, sd, target float64
 		counts[i] /= float64(trials)
 	}
 	return counts
+}
+
+// pairBy is the share of two-cell studies that end with both overheads precise within a budget
+// of to rounds' runs: whole, when every round measures both cells; apart, when a cell that is
+// precise stops and the other then gets two rounds for each round left.
+func pairBy(rng *rand.Rand, draw func(*rand.Rand) float64, sd, target float64, from, to, trials int) (whole, apart float64) {
+	ones := make([]float64, 2*to)
+	for i := range ones {
+		ones[i] = 1
+	}
+	precise := func(cell []float64) bool {
+		c := stats.ComparePaired(ones[:len(cell)], cell)
+		return c.HasCI && c.HalfWidth() <= target
+	}
+	for range trials {
+		var cells [2][]float64
+		for i := range cells {
+			for range 2 * to {
+				cells[i] = append(cells[i], math.Exp(sd*draw(rng)))
+			}
+		}
+		for n := from; n <= to; n++ {
+			if precise(cells[0][:n]) && precise(cells[1][:n]) {
+				whole++
+				break
+			}
+		}
+		if preciseApart(cells, precise, from, to) {
+			apart++
+		}
+	}
+	return whole / float64(trials), apart / float64(trials)
+}
+
+// preciseApart: both cells measured until one is precise, then the other alone, two rounds for
+// each round of the budget left, until it is precise too or the budget is spent.
+func preciseApart(cells [2][]float64, precise func([]float64) bool, from, to int) bool {
+	for n := from; n <= to; n++ {
+		a, b := precise(cells[0][:n]), precise(cells[1][:n])
+		switch {
+		case a && b:
+			return true
+		case a || b:
+			lagging := cells[1]
+			if b {
+				lagging = cells[0]
+			}
+			for m := n + 1; m <= 2*to-n; m++ {
+				if precise(lagging[:m]) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
 }
 
 func normal(rng *rand.Rand) float64 { return rng.NormFloat64() }

@@ -82,7 +82,8 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 		}
 	}
 	if rep.Precision != nil {
-		rep.Precision.Imprecise = imprecise(cells, rep.Cells, rep.Precision.TargetHalfWidth)
+		rep.Precision.imprecise, rep.Precision.Imprecise = imprecise(cells, rep.Cells, rep.Precision.TargetHalfWidth)
+		rep.Precision.StoppedEarly = stoppedEarly(spec, cells, rep.Cells, rep.Repetitions)
 	}
 	a := Analysis{Cells: cells}
 	a.ParetoFrontier = frontier(spec, cells)
@@ -164,17 +165,26 @@ func methodShared(spec *v1alpha1.TradeoffStudySpec) string {
 		"half the rounds, so the runs the analysis pairs are measured next to each other. ", SharedProfile(spec))
 }
 
+// methodPrecision: which cells a round added for precision measures (see Extend).
+const methodPrecision = "A round added by spec.precision measures only the cells whose interval is still wider than the " +
+	"target, each with its baseline, in that round's random order; a cell that reached the target is not measured again, " +
+	"and the study runs no more runs than spec.precision.maxRounds rounds of every cell. "
+
 // methodOf says how the study measured and compared.
 func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
+	rounds := methodRounds
+	if spec.Precision != nil && !Switched(spec) {
+		rounds += methodPrecision
+	}
 	switch {
 	case spec.Workload.Storage != nil:
-		return methodRounds + methodStorage + methodComparison
+		return rounds + methodStorage + methodComparison
 	case Switched(spec):
-		return methodRounds + methodSwitched(RoundsTogether(spec)) + methodComparison
+		return rounds + methodSwitched(RoundsTogether(spec)) + methodComparison
 	case Shared(spec):
-		return methodRounds + methodWarmUp + methodShared(spec) + methodComparison
+		return rounds + methodWarmUp + methodShared(spec) + methodComparison
 	}
-	return methodRounds + methodWarmUp + methodComparison
+	return rounds + methodWarmUp + methodComparison
 }
 
 // overheadMetric is the metric the decision weighs: the spec's, or under Auto server CPU per

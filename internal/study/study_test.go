@@ -277,17 +277,19 @@ func parse(t *testing.T, s string) float64 {
 	return f
 }
 
-// The stopping rule: a cell less precise than the target asks for another round, until the
-// maximum; the report says whether the target was reached and who missed it. Added rounds
-// extend the seeded schedule without reordering what already ran.
+// The stopping rule: a cell less precise than the target asks for another round, of itself
+// and its baseline only, until the study's runs reach maxRounds rounds' worth; the report says
+// whether the target was reached, who missed it and who stopped early. Added rounds extend
+// the seeded schedule without reordering what already ran.
 func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	s := spec()
 	s.Precision = &v1alpha1.StudyPrecision{HalfWidthPercent: 3, MaxRounds: 8}
 	cells := measured(t)
-	if add, why := AddRound(Analyze("s", s, 42, cells), 6, 1); add {
-		t.Errorf("every interval is within ±1 point, yet a round was added: %s", why)
+	schedule := Schedule(cells, 6, 1, false, 42)
+	if block, why := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 6, 42); block != nil {
+		t.Errorf("every interval is within ±1 point, yet a round was added: %s %v", why, block)
 	}
-	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval within ±3.0 points, at most 8 rounds): reached after 6 rounds.") {
+	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval within ±3.0 points, at most 8 rounds' runs): reached after 6 rounds.") {
 		t.Errorf("report does not say the target was reached:\n%s", got)
 	}
 	// Without the baselines' runs (a study cancelled before they ran) nothing is compared, and
@@ -304,30 +306,66 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 
 	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000) // 8.0..20.1%
 	a := Analyze("s", s, 42, cells)
-	add, why := AddRound(a, 6, 1)
-	if !add || why != "round 7 of at most 8: the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) are wider than ±3.0 points" {
-		t.Errorf("add %v: %s", add, why)
-	}
-	if add, _ := AddRound(a, 8, 1); add {
-		t.Error("a round was added beyond maxRounds")
-	}
-	// A Switched study adds its rounds in pairs, and none where a pair would pass the maximum.
-	if add, why := AddRound(a, 6, 2); !add || !strings.HasPrefix(why, "rounds 7 to 8 of at most 8: ") {
-		t.Errorf("add %v: %s", add, why)
-	}
-	if add, _ := AddRound(a, 7, 2); add {
-		t.Error("a pair of rounds was added beyond maxRounds")
-	}
 	if got := a.Report.Text(); !strings.Contains(got, "not reached after 6 rounds by tls13-aes256gcm-on-3 (8.0..20.1%).") {
 		t.Errorf("text report does not name the imprecise cell:\n%s", got)
 	}
-	if add, _ := AddRound(Analyze("s", spec(), 42, cells), 6, 1); add {
-		t.Error("a study without spec.precision added a round")
+	if !strings.Contains(a.Report.Method, "A round added by spec.precision measures only the cells whose interval is still wider") {
+		t.Errorf("the method does not say which cells an added round measures:\n%s", a.Report.Method)
+	}
+	block, why := Extend(a, s, cells, schedule, 6, 42)
+	round7 := Schedule(cells, 7, 1, false, 42)
+	if !slices.Equal(round7[:len(schedule)], schedule) || len(round7) != len(schedule)+8 {
+		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", schedule, round7)
+	}
+	want := slices.DeleteFunc(slices.Clone(round7[len(schedule):]), func(c string) bool { return c != "plaintext-on-3" && c != "tls13-aes256gcm-on-3" })
+	if !slices.Equal(block, want) || why != "round 7 for plaintext-on-3 and tls13-aes256gcm-on-3 only, runs 50 of at most 64 (8 rounds of 8 cells): "+
+		"the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) are wider than ±3.0 points" {
+		t.Errorf("round 7 measures %v (want %v, the imprecise cell and its baseline in round 7's order): %s", block, want, why)
+	}
+	// The budget: 64 runs hold seven more rounds of that pair, not eight.
+	for round := 7; round <= 13; round++ {
+		schedule = append(schedule, block...)
+	}
+	if block, why := Extend(a, s, cells, schedule, 13, 42); len(block) != 2 || !strings.HasPrefix(why, "round 14 for plaintext-on-3 and tls13-aes256gcm-on-3 only, runs 64 of at most 64 ") {
+		t.Errorf("round 14: %v %s", block, why)
+	}
+	if block, why := Extend(a, s, cells, append(slices.Clone(schedule), block...), 14, 42); block != nil {
+		t.Errorf("a round beyond maxRounds rounds' runs: %v %s", block, why)
+	}
+	// A cell left out of a round is never measured again: its k-th run would not be round k+1.
+	setRuns(cells, "tls12-aes128cbc-on-3", 15300, 14100, 15500, 14200, 15400, 14000)
+	if block, _ := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 13, 42); slices.Contains(block, "tls12-aes128cbc-on-3") || len(block) != 2 {
+		t.Errorf("a cell that missed rounds 7 to 13 came back: %v", block)
+	}
+	setRuns(cells, "tls12-aes128cbc-on-3", 15000, 15150, 14880, 15060, 14960, 15090)
+
+	// The report names the cells that stopped before the study's last round.
+	setRuns(cells, "tls13-aes256gcm-on-3", 16400, 16550, 16280, 16460, 16360, 16490, 16420, 16380)
+	setRuns(cells, "plaintext-on-3", 20000, 20150, 19880, 20060, 19960, 20090, 20010, 19970)
+	if got := Analyze("s", s, 42, cells).Report.Text(); !strings.Contains(got, "reached after 8 rounds (tls12-aes128cbc-on-3 after 6, ") ||
+		!strings.Contains(got, "; later rounds measured only the cells still short of the target, with their baselines).") {
+		t.Errorf("report does not say which cells stopped early:\n%s", got)
 	}
 
-	planned := Schedule(cells, 6, 1, false, 42)
-	if extended := Schedule(cells, 7, 1, false, 42); !slices.Equal(extended[:len(planned)], planned) || len(extended) != len(planned)+8 {
-		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", planned, extended)
+	// A Switched study adds every cell, two rounds at a time, and none where they would pass
+	// the maximum.
+	sw := spec()
+	sw.Datastores, sw.Precision = v1alpha1.DatastoresSwitched, s.Precision
+	cells = measured(t)
+	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000)
+	a = Analyze("s", sw, 42, cells)
+	six := Schedule(cells, 6, 2, false, 42)
+	if block, why := Extend(a, sw, cells, six, 6, 42); len(block) != 16 || !strings.HasPrefix(why, "rounds 7 to 8 of at most 8: ") {
+		t.Errorf("Switched: %d runs added: %s", len(block), why)
+	}
+	if strings.Contains(a.Report.Method, "A round added by spec.precision") {
+		t.Errorf("a Switched study's method claims rounds of some cells only:\n%s", a.Report.Method)
+	}
+	if block, _ := Extend(a, sw, cells, Schedule(cells, 7, 2, false, 42), 7, 42); block != nil {
+		t.Error("a pair of rounds was added beyond maxRounds")
+	}
+	if block, _ := Extend(Analyze("s", spec(), 42, cells), spec(), cells, six, 6, 42); block != nil {
+		t.Error("a study without spec.precision added a round")
 	}
 }
 
