@@ -433,7 +433,7 @@ func (r *TradeoffStudyReconciler) run(ctx context.Context, s *studyScope) (ctrl.
 				}
 				cell.Runs = append(cell.Runs, run)
 			}
-			if countScheduled(st.Schedule, cell.Name) == len(cell.Runs) {
+			if study.Scheduled(st.Schedule, cell.Name) == len(cell.Runs) {
 				cell.State = v1alpha1.CellDone
 			}
 		case v1alpha1.BenchmarkFailed:
@@ -589,16 +589,6 @@ func cellNamed(cells []v1alpha1.StudyCell, name string) *v1alpha1.StudyCell {
 		return &cells[i]
 	}
 	return nil
-}
-
-func countScheduled(schedule []string, cell string) int {
-	n := 0
-	for _, c := range schedule {
-		if c == cell {
-			n++
-		}
-	}
-	return n
 }
 
 // summarize refreshes the running study's statistics and phase, so partial results are

@@ -115,8 +115,8 @@ func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Study
 		case c.State == v1alpha1.CellPruned || c.State == v1alpha1.CellFailed:
 		case Switched(spec):
 			measure[c.Name] = true
-		case slices.Contains(p.imprecise, c.Name) && ranEveryRound(schedule, c.Name, rounds):
-			if base := cellAt(cells, spec.Matrix.Baseline, settingOf(c)); base != nil && ranEveryRound(schedule, base.Name, rounds) {
+		case slices.Contains(p.imprecise, c.Name) && Scheduled(schedule, c.Name) == rounds:
+			if base := cellAt(cells, spec.Matrix.Baseline, settingOf(c)); base != nil && Scheduled(schedule, base.Name) == rounds {
 				measure[c.Name], measure[base.Name] = true, true
 			}
 		}
@@ -143,15 +143,15 @@ func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Study
 		strings.Join(slices.Sorted(maps.Keys(measure)), " and "), len(schedule)+len(block), budget, p.MaxRounds, planned, cause)
 }
 
-// ranEveryRound: the cell has a place in each of the schedule's rounds.
-func ranEveryRound(schedule []string, cell string, rounds int) bool {
+// Scheduled is how many places the cell has in the schedule.
+func Scheduled(schedule []string, cell string) int {
 	n := 0
 	for _, c := range schedule {
 		if c == cell {
 			n++
 		}
 	}
-	return n == rounds
+	return n
 }
 
 // rounds the cells ran: the highest round a run records, at least the planned repetitions.
