@@ -232,7 +232,7 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 	}, 90*time.Second).Should(Succeed())
 
 	// Operations in a 10 s run: both cells drift up by 40 per round; the TLS cell also wobbles
-	// by a few percent, so six rounds leave its overhead interval wider than ±2 points.
+	// by a few percent, so six rounds leave its overhead interval with a half-width above 2 points.
 	wobble := []int64{0, 500, -400, 300, -300, 200, 100}
 	ops := func(cell string, k int) int64 {
 		if cell == "st-tls-on-1" {
@@ -292,13 +292,13 @@ func TestStudyRunsInterleavedRepetitionsAndRecommends(t *testing.T) {
 		}
 		step()
 	}
-	// spec.precision: after six rounds the TLS cell's interval is wider than ±2 points, so a
+	// spec.precision: after six rounds the TLS cell's interval has a half-width above 2 points, so a
 	// seventh round runs, the last that maxRounds allows.
 	st := getStudy(g, "st")
 	g.Expect(st.Status.Rounds).To(BeEquivalentTo(7))
 	g.Expect(st.Status.Schedule).To(HaveLen(20), "round 7 measures the TLS cell and its baseline, not the failed cell")
 	g.Expect(st.Status.Schedule[:18]).To(Equal(schedule), "the added round leaves the planned ones as they ran")
-	g.Expect(recordedEvents(g, s, v1alpha1.ReasonRoundAdded)).To(ConsistOf(HavePrefix("round 7 of at most 7: the overhead intervals of st-tls-on-1 (14.9..23.8%) are wider than ±2.0 points")))
+	g.Expect(recordedEvents(g, s, v1alpha1.ReasonRoundAdded)).To(ConsistOf(HavePrefix("round 7 of at most 7: the overhead intervals of st-tls-on-1 (14.9..23.8%) have a half-width above 2.0 points")))
 	var measured []string
 	for _, name := range st.Status.Schedule {
 		if name != "st-drift-on-1" {

@@ -154,7 +154,8 @@ type StudyDecision struct {
 // advance, decides when the measuring ends.
 type StudyPrecision struct {
 	// halfWidthPercent: the target half-width of every compared cell's 95% overhead interval,
-	// in percentage points. Defaults to 5.
+	// in percentage points: half the interval's width (5 accepts 20..30%, and 21..31% around an
+	// estimate of 24%, as the exact intervals need not be centred on the estimate). Defaults to 5.
 	// +optional
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=1
@@ -282,7 +283,7 @@ type TradeoffStudySpec struct {
 	Repetitions *int32 `json:"repetitions,omitempty"`
 	// precision makes the number of rounds follow the evidence: after the planned repetitions,
 	// the study adds one round at a time until every compared cell's 95% overhead interval is
-	// at most halfWidthPercent points either side of its estimate, or maxRounds is reached.
+	// at most twice halfWidthPercent points wide, or maxRounds is reached.
 	// Without it the study runs exactly repetitions rounds.
 	// +optional
 	Precision *StudyPrecision `json:"precision,omitempty"`

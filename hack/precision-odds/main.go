@@ -2,8 +2,8 @@
 // target within a number of rounds, for a given spread of its paired runs. It draws the
 // per-round log ratios of one cell against its baseline, applies the study's own statistics
 // (stats.ComparePaired: Hodges-Lehmann estimate, exact signed-rank interval) and its rule (start
-// with the planned repetitions, add a round while the interval is wider than the target on
-// either side), and prints the share of simulated studies precise after each round.
+// with the planned repetitions, add a round while the interval's half-width exceeds the
+// target), and prints the share of simulated studies precise after each round.
 //
 // Why: spec.precision.maxRounds trades wall time against the chance of an answer; the spread
 // of a pair is what a study's report shows (its runs by round), so the odds of a bound can be
@@ -48,13 +48,13 @@ func main() {
 	}
 	if *pair {
 		whole, apart := pairBy(rand.New(rand.NewPCG(*seed, 0)), draw, *spread/100, *target/100, *from, *to, *trials)
-		fmt.Printf("two cells, pairs spread %.1f points (%s), target ±%.1f points, a budget of %d rounds, %d studies\n", *spread, tails, *target, *to, *trials)
+		fmt.Printf("two cells, pairs spread %.1f points (%s), target half-width %.1f points, a budget of %d rounds, %d studies\n", *spread, tails, *target, *to, *trials)
 		fmt.Printf("both precise, every round measuring every cell:       %5.1f%%\n", 100*whole)
 		fmt.Printf("both precise, added rounds measuring the imprecise cell: %5.1f%%\n", 100*apart)
 		return
 	}
 	by := preciseBy(rand.New(rand.NewPCG(*seed, 0)), draw, *spread/100, *target/100, *from, *to, *trials)
-	fmt.Printf("pairs spread %.1f points (%s), target ±%.1f points, %d studies\n", *spread, tails, *target, *trials)
+	fmt.Printf("pairs spread %.1f points (%s), target half-width %.1f points, %d studies\n", *spread, tails, *target, *trials)
 	for n := *from; n <= *to; n++ {
 		fmt.Printf("precise within %2d rounds: %5.1f%%\n", n, 100*by[n-*from])
 	}

@@ -56,10 +56,11 @@ func ComparePaired(baseline, cell []float64) Comparison {
 	return conclude(Comparison{Test: SignedRank(d), Paired: true, Pairs: len(d)}, PairedShift(d, Level))
 }
 
-// HalfWidth is how far the interval reaches from the estimate on its wider side: what a
-// precision target bounds. Only meaningful when HasCI.
+// HalfWidth is half the interval's width: what a precision target bounds. The exact intervals
+// come from order statistics and are rarely centred on the estimate, so this is not how far the
+// interval reaches on either side of it. Only meaningful when HasCI.
 func (c Comparison) HalfWidth() float64 {
-	return max(c.Overhead-c.CI.Low, c.CI.High-c.Overhead)
+	return (c.CI.High - c.CI.Low) / 2
 }
 
 // Summary writes the overhead for a benchmark's report: "12.3% [8.1, 15.0], p 0.031", with

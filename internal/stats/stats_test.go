@@ -163,6 +163,21 @@ func TestPairingCancelsDrift(t *testing.T) {
 	}
 }
 
+// Six pairs, one of them an outlier: the exact interval runs from the smallest to the largest
+// pair ratio, far from centred on the estimate. The precision target bounds half its width, not
+// its reach on the outlier's side.
+func TestHalfWidthIsHalfTheInterval(t *testing.T) {
+	base := []float64{1000, 1000, 1000, 1000, 1000, 1000}
+	cell := []float64{800, 805, 795, 800, 802, 700}
+	c := ComparePaired(base, cell)
+	if !c.HasCI || c.CI.High-c.Overhead <= c.Overhead-c.CI.Low {
+		t.Fatalf("want an interval reaching further on the outlier's side: %+v", c)
+	}
+	if want := (c.CI.High - c.CI.Low) / 2; !near(c.HalfWidth(), want) {
+		t.Errorf("half-width %.4f, want %.4f for the interval %+v", c.HalfWidth(), want, c.CI)
+	}
+}
+
 // Four repetitions 20% slower than the baseline: the overhead, its interval and the test
 // agree, and the cost matches the papers' arithmetic.
 func TestCompareReadsAsOverhead(t *testing.T) {

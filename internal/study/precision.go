@@ -44,8 +44,8 @@ func precisionOf(spec *v1alpha1.TradeoffStudySpec) *PrecisionReport {
 	return &PrecisionReport{TargetHalfWidth: float64(half) / 100, MaxRounds: rounds}
 }
 
-// imprecise lists the cells compared with a baseline whose overhead interval is wider than the
-// target on either side of the estimate, or that have none yet, by name and described with
+// imprecise lists the cells compared with a baseline whose overhead interval has a half-width
+// above the target, or that have none yet, by name and described with
 // their interval. Failed cells are not measured any more, so they are not waited for.
 func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64) (names, described []string) {
 	for i, r := range reports {
@@ -135,7 +135,7 @@ func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Study
 	if together > 1 {
 		which = fmt.Sprintf("rounds %d to %d", rounds+1, rounds+together)
 	}
-	cause := fmt.Sprintf("the overhead intervals of %s are wider than ±%s points", strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
+	cause := fmt.Sprintf("the overhead intervals of %s have a half-width above %s points", strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
 	if len(measure) == live {
 		return block, fmt.Sprintf("%s of at most %d: %s", which, p.MaxRounds, cause)
 	}
@@ -169,7 +169,7 @@ func rounds(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) int {
 // with the baseline; with none (a study cancelled before its baseline ran) no precision is
 // reached, however few cells are imprecise.
 func (p *PrecisionReport) text(rounds int, compared bool) string {
-	target := fmt.Sprintf("every overhead's 95%% interval within ±%s points, at most %d rounds' runs", percent(p.TargetHalfWidth), p.MaxRounds)
+	target := fmt.Sprintf("every overhead's 95%% interval with a half-width of at most %s points, at most %d rounds' runs", percent(p.TargetHalfWidth), p.MaxRounds)
 	if !compared {
 		return fmt.Sprintf("Precision (%s): nothing compared with the baseline after %d rounds, so no interval to judge.", target, rounds)
 	}

@@ -287,9 +287,9 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	cells := measured(t)
 	schedule := Schedule(cells, 6, 1, false, 42)
 	if block, why := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 6, 42); block != nil {
-		t.Errorf("every interval is within ±1 point, yet a round was added: %s %v", why, block)
+		t.Errorf("every interval has a half-width within a point, yet a round was added: %s %v", why, block)
 	}
-	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval within ±3.0 points, at most 8 rounds' runs): reached after 6 rounds.") {
+	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval with a half-width of at most 3.0 points, at most 8 rounds' runs): reached after 6 rounds.") {
 		t.Errorf("report does not say the target was reached:\n%s", got)
 	}
 	// Without the baselines' runs (a study cancelled before they ran) nothing is compared, and
@@ -319,7 +319,7 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	}
 	want := slices.DeleteFunc(slices.Clone(round7[len(schedule):]), func(c string) bool { return c != "plaintext-on-3" && c != "tls13-aes256gcm-on-3" })
 	if !slices.Equal(block, want) || why != "round 7 for plaintext-on-3 and tls13-aes256gcm-on-3 only, runs 50 of at most 64 (8 rounds of 8 cells): "+
-		"the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) are wider than ±3.0 points" {
+		"the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) have a half-width above 3.0 points" {
 		t.Errorf("round 7 measures %v (want %v, the imprecise cell and its baseline in round 7's order): %s", block, want, why)
 	}
 	// The budget: 64 runs hold seven more rounds of that pair, not eight.
