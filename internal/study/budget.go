@@ -58,7 +58,7 @@ func moreRounds(c cellComparison, budget float64) (int, bool) {
 	if !cmp.HasCI {
 		return max(minRoundsForCI-n, 1), true
 	}
-	half, gap := (cmp.CI.High-cmp.CI.Low)/2, math.Abs(cmp.Overhead-budget)
+	half, gap := cmp.HalfWidth(), math.Abs(cmp.Overhead-budget)
 	if gap < 1e-9 {
 		return 0, false
 	}
