@@ -173,7 +173,8 @@ func checkRun(t *testing.T, name string, s benchresult.Summary, protocol, suite 
 	t.Helper()
 	t.Logf("%s: %d ops in %.1f s = %.0f ops/s, %.2f client CPU s, %s %s", name, s.Operations, s.End.Sub(s.Start).Seconds(), s.Throughput(), s.ClientCPUSeconds, s.Protocol, s.Suite)
 	// At least a few dozen operations, for the mix below to mean something: scans that open
-	// and verify a signed envelope per field ran 78 in 2 s on a loaded 2-core machine.
+	// and verify a signed envelope per field ran 78 in 2 s on a loaded 2-core machine and 29 on
+	// a slower one, so that phase runs a count of operations.
 	if s.Errors != 0 || s.Operations < 30 {
 		t.Errorf("%s: %d operations, %d errors (%s); want an error-free run", name, s.Operations, s.Errors, s.FirstError)
 	}
