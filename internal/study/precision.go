@@ -45,8 +45,8 @@ func precisionOf(spec *v1alpha1.TradeoffStudySpec) *PrecisionReport {
 }
 
 // imprecise lists the cells compared with a baseline whose overhead interval has a half-width
-// above the target, or that have none yet, by name and described with
-// their interval. Failed cells are not measured any more, so they are not waited for.
+// above the target, or that have none yet, by name and described with their interval. Failed
+// cells are not measured any more, so they are not waited for.
 func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64) (names, described []string) {
 	for i, r := range reports {
 		cmp := r.Comparison
