@@ -127,7 +127,10 @@ func meta(ds *v1alpha1.SecuredDatastore, name string) metav1.ObjectMeta {
 // jvm is what the node's JVM options take from the datastore's spec.
 func jvm(ds *v1alpha1.SecuredDatastore, emulate bool) JVM {
 	t := topologyOf(ds)
-	j := JVM{HeapMiB: HeapMiB(t), EmulateNoAcceleration: emulate, NoSizeEstimates: t.SizeEstimates == v1alpha1.SizeEstimatesDisabled}
+	j := JVM{
+		HeapMiB: HeapMiB(t), EmulateNoAcceleration: emulate, Alone: Nodes(ds) == 1,
+		NoSizeEstimates: t.SizeEstimates == v1alpha1.SizeEstimatesDisabled,
+	}
 	if t.JIT != nil {
 		j.CompileThresholdScaling = t.JIT.CompileThresholdScaling
 	}

@@ -166,8 +166,8 @@ func cassandraContainer(c Cluster) corev1.Container {
 		Resources: topologyOf(ds).Resources,
 		// Cassandra opens the CQL port once it has joined the ring and is Up/Normal, so an open
 		// port is the readiness a rolling restart waits for before it takes the next node.
-		StartupProbe:   &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 10, FailureThreshold: 60},
-		ReadinessProbe: &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 10, FailureThreshold: 3},
+		StartupProbe:   &corev1.Probe{ProbeHandler: cqlProbe, PeriodSeconds: 2, FailureThreshold: 300},
+		ReadinessProbe: readiness(cqlProbe),
 		LivenessProbe:  &corev1.Probe{ProbeHandler: internodeProbe, PeriodSeconds: 20, FailureThreshold: 6},
 		// Drain flushes memtables and stops accepting writes before SIGTERM, so a restart
 		// replays no commit log and clients fail over cleanly.
@@ -180,6 +180,17 @@ func cassandraContainer(c Cluster) corev1.Container {
 		},
 		SecurityContext: podtemplate.Restricted(),
 	}
+}
+
+// readiness probes every 5s, not Kubernetes' 10: a node is Ready up to a startup and a
+// readiness period after its port opens (7s on 2 cores, in a study that waits for it), and a
+// TCP connect costs a node nothing it would notice. A probe into the tunnel execs a process in
+// the container, which a measured node would: it keeps the 10s.
+func readiness(h corev1.ProbeHandler) *corev1.Probe {
+	if h.Exec != nil {
+		return &corev1.Probe{ProbeHandler: h, PeriodSeconds: 10, FailureThreshold: 3}
+	}
+	return &corev1.Probe{ProbeHandler: h, PeriodSeconds: 5, FailureThreshold: 6}
 }
 
 // VolumeEncryptionContainer is the init container of an encrypted volume (podtemplate's).
