@@ -322,7 +322,7 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		if b != nil {
 			skipLoad = b.Spec.SkipLoad // as created: the data it loaded itself must not turn it off
 		} else {
-			if waits := study.WarmUpWaits(s.study, cell, warming, loaded, provisioning); waits != "" {
+			if waits := study.WarmUpWaits(cell, warming, provisioning); waits != "" {
 				cold = append(cold, fmt.Sprintf("%s (waits for %s)", cell.Name, waits))
 				continue
 			}
@@ -351,7 +351,7 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 	if len(cold) == 0 {
 		return ctrl.Result{}, nil
 	}
-	s.waiting = fmt.Sprintf("round 1 waits for the cells to warm up: %s", strings.Join(cold, ", "))
+	s.waiting = fmt.Sprintf("round 1 waits for the cells to warm up, each datastore's in turn: %s", strings.Join(cold, ", "))
 	return ctrl.Result{}, errPhaseBlocked // the benchmarks' and datastores' status changes bring us back
 }
 

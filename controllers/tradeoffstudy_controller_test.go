@@ -392,7 +392,7 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 	serveCell(t, "wt-c0", "127.0.0.96", 7296)
 	g.Eventually(func(g Gomega) {
 		g.Expect(condition(getStudy(g, "wt").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(
-			MatchRegexp(`^round 1 waits for the cells to warm up: wt-(plain|tls)-on-1 \(provisioning\), wt-(plain|tls)-on-1 \(waits for every cell to be up\)$`))
+			MatchRegexp(`^round 1 waits for the cells to warm up, each datastore's in turn: wt-(plain|tls)-on-1 \(provisioning\), wt-(plain|tls)-on-1 \(waits for every cell to be up\)$`))
 	}, 90*time.Second).Should(Succeed())
 	g.Consistently(warmUps, 2*time.Second).Should(BeEmpty(), "no warm-up while a cell provisions")
 
@@ -414,7 +414,7 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		st := getStudy(g, "wt")
 		g.Expect(condition(st.Status.Conditions, v1alpha1.ConditionProgressing).Message).To(
-			MatchRegexp(`^round 1 waits for the cells to warm up: wt-(plain|tls)-on-1 \(Loading\)$`))
+			MatchRegexp(`^round 1 waits for the cells to warm up, each datastore's in turn: wt-(plain|tls)-on-1 \(Loading\)$`))
 	}).Should(Succeed())
 	firstStudy := getStudy(g, "wt")
 	firstBench := study.BenchmarkName(ptr.To(cellOf(g, firstStudy, firstStudy.Status.Schedule[0])), 0)
@@ -628,15 +628,24 @@ func TestSharedStudyMeasuresPlaintextAndTLSOnOneNode(t *testing.T) {
 		g.Expect(cellOf(g, st, "sh-tls-on-1").State).To(Equal(v1alpha1.CellMeasuring))
 	}, 2*time.Minute).Should(Succeed())
 
-	// The cells' warm-ups share their one datastore: the first loads the data, then both warm
-	// it together, each at half the study's rate, and each connects the way its runs will (its
-	// first Job shows it).
-	warmed := func(warm, firstJob string, plaintext bool) {
+	// The cells' warm-ups take turns on their one datastore, and each connects the way its runs
+	// will: its first Job shows it. The first loads the data the second then finds.
+	for _, warm := range []string{"sh-c0-warm", "sh-c1-warm"} {
+		plaintext := warm == "sh-c0-warm"
+		if !plaintext {
+			g.Consistently(func() bool {
+				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: warm}, &v1alpha1.DatastoreBenchmark{}))
+			}, 2*time.Second).Should(BeTrue(), "%s waits until the warm-up before it on the same datastore is done", warm)
+			finishJob(t, g, "sh-c0-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+		}
+		firstJob := warm + "-load"
+		if !plaintext {
+			firstJob = warm + "-run-0"
+		}
 		g.Eventually(func(g Gomega) {
 			b := get(g, &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: warm, Namespace: "default"}})
 			g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(plaintext), warm)
 			g.Expect(b.Spec.SkipLoad).To(Equal(!plaintext), "only the first warm-up on the datastore loads the table")
-			g.Expect(*b.Spec.Load.Rate).To(Equal(int64(500)), "%s offers its share of the rate", warm)
 			job := get(g, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: firstJob, Namespace: "default"}})
 			var names []string
 			for _, e := range job.Spec.Template.Spec.Containers[0].Env {
@@ -650,14 +659,10 @@ func TestSharedStudyMeasuresPlaintextAndTLSOnOneNode(t *testing.T) {
 				g.Expect(b.Status.Profile).To(Equal("sh-tls+overrides"))
 			}
 		}, time.Minute).Should(Succeed())
+		if plaintext {
+			finishJob(t, g, warm+"-load", 0, summaryJSON(t, "load", 1000, 0))
+		}
 	}
-	warmed("sh-c0-warm", "sh-c0-warm-load", true)
-	g.Consistently(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "sh-c1-warm"}, &v1alpha1.DatastoreBenchmark{}))
-	}, 2*time.Second).Should(BeTrue(), "the second warm-up waits until the first has loaded the data")
-	finishJob(t, g, "sh-c0-warm-load", 0, summaryJSON(t, "load", 1000, 0))
-	warmed("sh-c1-warm", "sh-c1-warm-run-0", false) // beside sh-c0-warm-run-0, still running
-	finishJob(t, g, "sh-c0-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
 	finishJob(t, g, "sh-c1-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
 	first := getStudy(g, "sh")
 	firstCell := cellOf(g, first, first.Status.Schedule[0])

@@ -298,10 +298,8 @@ type TradeoffStudySpec struct {
 	// number of operations, throughput cannot show steadiness: once every cell is up, each
 	// warms up before round 1, for the longer of warmUp and minimum (benchmark
 	// <datastore>-warm, which loads the data unless another cell's warm-up loaded it into the
-	// same datastore; its figures are discarded), two datastores at most side by side, and
-	// every run warms up for warmUp. At a fixed rate the cells of a datastore that read the same
-	// data warm it together once the first has loaded it, each offering its share of the rate;
-	// otherwise they take turns. In a Switched study
+	// same datastore; its figures are discarded), the cells of a datastore in turn and two
+	// datastores at most side by side, and every run warms up for warmUp. In a Switched study
 	// the first run after each switch does that warm-up itself (its nodes have just
 	// restarted), after loading the data.
 	// +optional

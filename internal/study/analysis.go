@@ -109,10 +109,9 @@ const methodWarmUp = "A cell's first run follows a warm-up that lasts until its 
 	"throughput is steady (the last 10 seconds within a 10% coefficient of variation and without a trend over 5%, " +
 	"between spec.steadyWarmUp's minimum and maximum); later runs warm up for spec.warmUp. At a fixed rate or a fixed " +
 	"operation count, where throughput cannot show when the JIT is done, the cells instead warm up before round 1, " +
-	"once all are up, at most two datastores at once, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, " +
+	"once all are up, each datastore's in turn and at most two datastores at once, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, " +
 	"which also loads the data unless another cell's warm-up loaded it into the same datastore, and whose " +
-	"figures are discarded); at a fixed rate the cells of a datastore that read the same data warm it together, " +
-	"each offering its share of the rate, once the first has loaded the data, and otherwise in turn; every run warms up for spec.warmUp. "
+	"figures are discarded), and every run warms up for spec.warmUp. "
 
 // methodStorage replaces methodWarmUp for a storage workload.
 const methodStorage = "Each run measures the volume with fio (spec.workload.storage): it lays its file out on a new scratch " +

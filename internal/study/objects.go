@@ -179,44 +179,19 @@ func WarmsFirst(spec *v1alpha1.TradeoffStudySpec) bool {
 const WarmUpsTogether = 2
 
 // WarmUpWaits says what a cell's warm-up waits for before it may start, "" once it may:
-// warming maps each datastore whose warm-up still runs to a cell of it, and loaded holds the
-// data that warm-ups have loaded (WarmUpData). None warms while a cell still comes up
-// (provisioning): JVMs starting beside a warm-up make its load time out. At a fixed rate the
-// cells of a datastore that read the same data warm together once the first has loaded it,
-// each offering its share of the rate (WarmUpBenchmark), so the JVM warms every cell's code at
-// the study's load in the time of one warm-up; otherwise they take turns, since they share its
-// JVM.
-func WarmUpWaits(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, warming map[string]string, loaded map[string]bool, provisioning bool) string {
+// warming maps each datastore whose warm-up still runs to its cell. The cells of a datastore
+// warm in turn, since they share its JVM, and none warms while a cell still comes up (provisioning):
+// JVMs starting beside a warm-up make its load time out.
+func WarmUpWaits(cell *v1alpha1.StudyCell, warming map[string]string, provisioning bool) string {
 	switch on := warming[cell.Datastore]; {
 	case provisioning:
 		return "every cell to be up"
-	case on != "" && !(warmsTogether(study) && loaded[WarmUpData(study, cell)]):
+	case on != "":
 		return on + "'s warm-up on datastore " + cell.Datastore
-	case on == "" && len(warming) >= WarmUpsTogether:
+	case len(warming) >= WarmUpsTogether:
 		return fmt.Sprintf("%d warm-ups at once", WarmUpsTogether)
 	}
 	return ""
-}
-
-// warmsTogether: a fixed rate can be split among a datastore's cells; a closed loop or a count
-// of operations cannot.
-func warmsTogether(study *v1alpha1.TradeoffStudy) bool {
-	return study.Spec.Load.Mode == v1alpha1.LoadFixedRate && study.Spec.Load.Rate != nil
-}
-
-// warmUpShare is how many cells warm a cell's datastore together (WarmUpWaits): those that read
-// the same data on it, of every state, so that a warm-up's spec never changes.
-func warmUpShare(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) int64 {
-	if !warmsTogether(study) {
-		return 1
-	}
-	var n int64
-	for i := range study.Status.Cells {
-		if WarmUpData(study, &study.Status.Cells[i]) == WarmUpData(study, cell) {
-			n++
-		}
-	}
-	return max(n, 1)
 }
 
 // warmUpDroppedPercent: a warm-up's figures are discarded, and it only has to run: a JIT still
@@ -229,8 +204,7 @@ const warmUpWindow = 5 * time.Second
 
 // WarmUpBenchmark loads a cell's data, unless another cell's warm-up on the same datastore
 // loaded the same table already (loaded; see WarmUpData), and warms its datastore for
-// steadyWarmUp's minimum, at the study's load shared with the cells that warm the datastore
-// beside it (WarmsFirst, WarmUpWaits). Nothing it measures counts.
+// steadyWarmUp's minimum, at the study's load (WarmsFirst). Nothing it measures counts.
 func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, loaded bool) *v1alpha1.DatastoreBenchmark {
 	spec := &study.Spec
 	w := workload(study, cell)
@@ -240,9 +214,6 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, lo
 	load := load(spec)
 	if load.Mode == v1alpha1.LoadFixedRate {
 		load.MaxDroppedPercent = ptr.To[int32](warmUpDroppedPercent)
-	}
-	if share := warmUpShare(study, cell); share > 1 {
-		load.Rate = ptr.To(max(*load.Rate/share, 1))
 	}
 	return &v1alpha1.DatastoreBenchmark{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "DatastoreBenchmark"},
