@@ -185,7 +185,7 @@ func cassandraContainer(c Cluster) corev1.Container {
 // readiness probes every 5s, not Kubernetes' 10: a node is Ready up to a startup and a
 // readiness period after its port opens (7s on 2 cores, in a study that waits for it), and a
 // TCP connect costs a node nothing it would notice. A probe into the tunnel execs a process in
-// the container, which a measured node would: it keeps the 10s.
+// the container, which a measured node would notice: it keeps the 10s.
 func readiness(h corev1.ProbeHandler) *corev1.Probe {
 	if h.Exec != nil {
 		return &corev1.Probe{ProbeHandler: h, PeriodSeconds: 10, FailureThreshold: 3}
