@@ -131,6 +131,7 @@ func TestCassandraTunnelComesAndGoesLiveInStages(t *testing.T) {
 	if err := os.WriteFile(stop, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	stopped := time.Now()
 	select {
 	case <-app.exited:
 	case <-time.After(2 * time.Minute):
@@ -146,8 +147,8 @@ func TestCassandraTunnelComesAndGoesLiveInStages(t *testing.T) {
 	if err := json.Unmarshal([]byte(log[strings.LastIndexByte(log, '\n')+1:]), &s); err != nil {
 		t.Fatalf("the steady client's summary: %v\n%s", err, tail(log, 10))
 	}
-	t.Logf("steady client over %.0f s: %d writes at QUORUM, %d failed, %d acknowledged, %d read back, %d lost, slowest %d ms",
-		s.Seconds, s.Writes, s.Failed, s.Acknowledged, s.ReadBack, s.Lost, s.SlowestMillis)
+	t.Logf("steady client over %.0f s: %d writes at QUORUM, %d failed, %d acknowledged, %d read back, %d lost, slowest %d ms; summary %s after the stop file",
+		s.Seconds, s.Writes, s.Failed, s.Acknowledged, s.ReadBack, s.Lost, s.SlowestMillis, time.Since(stopped).Round(time.Second))
 	if s.Writes < int(s.Seconds*20*0.9) {
 		t.Errorf("the client wrote %d rows in %.0f s: it did not keep its rate of 20 per second, so it measured less than the rolls", s.Writes, s.Seconds)
 	}
