@@ -349,10 +349,50 @@ func (r *TradeoffStudyReconciler) warmUp(ctx context.Context, s *studyScope) (ct
 		}
 	}
 	if len(cold) == 0 {
-		return ctrl.Result{}, nil
+		return r.runIn(ctx, s)
 	}
 	s.waiting = fmt.Sprintf("round 1 waits for the cells to warm up, each datastore's in turn: %s", strings.Join(cold, ", "))
 	return ctrl.Result{}, errPhaseBlocked // the benchmarks' and datastores' status changes bring us back
+}
+
+// runIn runs every warm cell once more before round 1, one at a time and in the cells' order,
+// and discards what it measured (study.RunInBenchmark). Like a repetition, a run-in starts
+// only once no other benchmark of the study may open a window, read from the API server.
+func (r *TradeoffStudyReconciler) runIn(ctx context.Context, s *studyScope) (ctrl.Result, error) {
+	st := &s.study.Status
+	for i := range st.Cells {
+		cell := &st.Cells[i]
+		if cell.State != v1alpha1.CellMeasuring {
+			continue
+		}
+		want := study.RunInBenchmark(s.study, cell)
+		b := &v1alpha1.DatastoreBenchmark{}
+		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), b); {
+		case apierrors.IsNotFound(err):
+			if busy, err := r.measuring(ctx, s, want.Name); err != nil || busy != "" {
+				if busy != "" {
+					s.waiting = fmt.Sprintf("round 1 waits for the run-in of cell %s, which waits for benchmark %s to close its measured window", cell.Name, busy)
+				}
+				return ctrl.Result{}, waitOr(err)
+			}
+		case err != nil:
+			return ctrl.Result{}, err
+		}
+		if applied, err := r.applyForCell(ctx, s, cell, "RunIn", want); !applied {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			continue
+		}
+		if end, closed := study.WindowClosed(b); closed {
+			noteEnd(st, end, cell.Datastore)
+			continue // failed or not, nothing it measured counts
+		}
+		s.waiting = fmt.Sprintf("round 1 waits for the run-in of cell %s (benchmark %s, %s), whose figures are discarded",
+			cell.Name, want.Name, cmp.Or(b.Status.Phase, v1alpha1.BenchmarkPending))
+		return ctrl.Result{}, errPhaseBlocked // its status change brings us back
+	}
+	return ctrl.Result{}, nil
 }
 
 // applyForCell applies an object of the cell's and reports whether it was applied. A study

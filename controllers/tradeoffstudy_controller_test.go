@@ -424,10 +424,37 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 
 	finishJob(t, g, next+"-warm-load", 0, summaryJSON(t, "load", 1000, 0))
 	finishJob(t, g, next+"-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+
+	// Then each cell runs in once, one at a time in the cells' order, as round 1 will run it;
+	// what the run-ins measure is discarded, a missed schedule included.
+	missed := func(dropped int64) func(*benchresult.Summary) {
+		return func(s *benchresult.Summary) { s.DroppedIterations = dropped }
+	}
+	absent := func(name string) func() bool {
+		return func() bool {
+			return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &v1alpha1.DatastoreBenchmark{}))
+		}
+	}
+	cells := firstStudy.Status.Cells
+	for i := range cells {
+		in := study.RunInName(&cells[i])
+		g.Eventually(func(g Gomega) {
+			b := get(g, &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: in, Namespace: "default"}})
+			g.Expect(b.Spec.SkipLoad).To(BeTrue(), "the warm-up loaded the data")
+			g.Expect(b.Spec.WarmUp.Duration).To(Equal(3*time.Second), "a run-in warms up as a run does")
+			g.Expect(condition(getStudy(g, "wt").Status.Conditions, v1alpha1.ConditionProgressing).Message).To(HavePrefix(
+				"round 1 waits for the run-in of cell " + cells[i].Name))
+		}, 30*time.Second).Should(Succeed())
+		if i+1 < len(cells) {
+			g.Consistently(absent(study.RunInName(&cells[i+1])), 2*time.Second).Should(BeTrue(), "one run-in at a time")
+		}
+		g.Expect(absent(firstBench)()).To(BeTrue(), "round 1 waits for the run-ins")
+		finishJob(t, g, in+"-run-0", 0, summaryJSON(t, "run", 10500, 0, missed(4500)))
+	}
 	var b v1alpha1.DatastoreBenchmark
 	g.Eventually(func() error {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: firstBench}, &b)
-	}).Should(Succeed(), "round 1 starts once every cell is warm")
+	}).Should(Succeed(), "round 1 starts once every cell is warm and has run in")
 	g.Expect(b.Spec.SkipLoad).To(BeTrue(), "the warm-up loaded the data")
 	g.Expect(b.Spec.SteadyWarmUp).To(BeNil())
 	g.Expect(b.Spec.WarmUp.Duration).To(Equal(3 * time.Second))
@@ -435,9 +462,6 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 	// Both runs of the benchmark miss the rate (15% and 11% of the schedule dropped): the
 	// benchmark fails, but the study sets it aside and measures round 1 again, as it would a
 	// busy run, rather than failing the cell.
-	missed := func(dropped int64) func(*benchresult.Summary) {
-		return func(s *benchresult.Summary) { s.DroppedIterations = dropped }
-	}
 	finishJob(t, g, firstBench+"-run-0", 0, summaryJSON(t, "run", 12750, 0, missed(2250)))
 	finishJob(t, g, firstBench+"-run-1", 0, summaryJSON(t, "run", 13350, 0, missed(1650)))
 	again := &v1alpha1.DatastoreBenchmark{}
@@ -454,7 +478,7 @@ func TestStudyAtFixedRateWarmsEveryCellBeforeRoundOne(t *testing.T) {
 		g.Expect(st.Status.NextRun).To(BeEquivalentTo(1))
 		cell := cellOf(g, st, st.Status.Schedule[0])
 		g.Expect(cell.State).NotTo(Equal(v1alpha1.CellFailed), cell.Reason)
-		g.Expect(cell.Runs).To(HaveLen(1), "round 1's run counts; the warm-up does not")
+		g.Expect(cell.Runs).To(HaveLen(1), "round 1's run counts; the warm-up and the run-ins do not")
 		g.Expect(cell.Runs[0].Benchmark).To(Equal(firstBench + "-a1"))
 		g.Expect(cell.SetAside).To(HaveLen(1))
 		g.Expect(cell.SetAside[0].Benchmark).To(Equal(firstBench))
@@ -664,6 +688,15 @@ func TestSharedStudyMeasuresPlaintextAndTLSOnOneNode(t *testing.T) {
 		}
 	}
 	finishJob(t, g, "sh-c1-warm-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	// Each cell runs in once, connecting as its runs will.
+	for _, in := range []string{"sh-c0-runin", "sh-c1-runin"} {
+		g.Eventually(func(g Gomega) {
+			b := get(g, &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: in, Namespace: "default"}})
+			g.Expect(b.Spec.Target.DatastoreRef.Name).To(Equal("sh-c0"))
+			g.Expect(b.Spec.Target.DatastoreRef.Plaintext).To(Equal(in == "sh-c0-runin"), in)
+		}, time.Minute).Should(Succeed())
+		finishJob(t, g, in+"-run-0", 0, summaryJSON(t, "run", 10000, 0))
+	}
 	first := getStudy(g, "sh")
 	firstCell := cellOf(g, first, first.Status.Schedule[0])
 	b := &v1alpha1.DatastoreBenchmark{ObjectMeta: metav1.ObjectMeta{Name: study.BenchmarkName(&firstCell, 0), Namespace: "default"}}

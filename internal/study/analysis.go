@@ -111,7 +111,10 @@ const methodWarmUp = "A cell's first run follows a warm-up that lasts until its 
 	"operation count, where throughput cannot show when the JIT is done, the cells instead warm up before round 1, " +
 	"once all are up, each datastore's in turn and at most two datastores at once, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, " +
 	"which also loads the data unless another cell's warm-up loaded it into the same datastore, and whose " +
-	"figures are discarded), and every run warms up for spec.warmUp. "
+	"figures are discarded); then every cell runs once as in a round, one at a time (its benchmark <datastore>-runin), " +
+	"and those figures are discarded too, because a cell's first run after the warm-ups is not yet typical " +
+	"(in one make demo study a TLS cell's first run cost 1.5 to 1.8 times its later runs' CPU per operation). " +
+	"Every run warms up for spec.warmUp. "
 
 // methodStorage replaces methodWarmUp for a storage workload.
 const methodStorage = "Each run measures the volume with fio (spec.workload.storage): it lays its file out on a new scratch " +

@@ -314,6 +314,11 @@ func WarmUpName(cell *v1alpha1.StudyCell) string {
 	return benchmarkPrefix(cell) + "-warm"
 }
 
+// RunInName of a cell's run-in benchmark (RunInBenchmark).
+func RunInName(cell *v1alpha1.StudyCell) string {
+	return benchmarkPrefix(cell) + "-runin"
+}
+
 // benchmarkPrefix of a cell's benchmarks: its datastore's name where the cell has the
 // datastore to itself (and in studies planned before datastores were shared).
 func benchmarkPrefix(cell *v1alpha1.StudyCell) string {

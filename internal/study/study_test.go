@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -678,6 +679,18 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	}
 	if *st.Spec.Load.MaxDroppedPercent != 5 || st.Spec.Workload.Duration.Duration != 15*time.Second {
 		t.Error("building the warm-up changed the study's spec")
+	}
+	// The run-in is round 1's run under another name, whose dropped schedule fails nothing.
+	first, in := Benchmark(st, cell, 0), RunInBenchmark(st, cell)
+	if in.Name != "s-c0-runin" || in.Spec.QuietStart == nil || *in.Spec.Load.MaxDroppedPercent != 50 {
+		t.Errorf("the run-in %s waits for quiet (%v) and tolerates drops up to 50%%, got %v", in.Name, in.Spec.QuietStart, *in.Spec.Load.MaxDroppedPercent)
+	}
+	in.Name, in.Spec.Load.MaxDroppedPercent = first.Name, first.Spec.Load.MaxDroppedPercent
+	if !reflect.DeepEqual(in, first) {
+		t.Errorf("the run-in differs from round 1's run:\n%+v\n%+v", in.Spec, first.Spec)
+	}
+	if *st.Spec.Load.MaxDroppedPercent != 5 {
+		t.Error("building the run-in changed the study's spec")
 	}
 	st.Spec.SteadyWarmUp = nil
 	if w := WarmUpBenchmark(st, cell, false).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
