@@ -299,7 +299,8 @@ type TradeoffStudySpec struct {
 	// warms up before round 1, for the longer of warmUp and minimum (benchmark
 	// <datastore>-warm, which loads the data unless another cell's warm-up loaded it into the
 	// same datastore; its figures are discarded), the cells of a datastore in turn and two
-	// datastores at most side by side; then each cell runs once as in a round, one at a time
+	// datastores at most side by side, each at half a fixed rate; then each cell runs once as
+	// in a round, at the full rate and one at a time
 	// (benchmark <datastore>-runin, figures discarded too: a cell's first run after the
 	// warm-ups is not yet typical), and every run warms up for warmUp. In a Switched study
 	// the first run after each switch does that warm-up itself (its nodes have just

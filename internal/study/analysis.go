@@ -109,7 +109,8 @@ const methodWarmUp = "A cell's first run follows a warm-up that lasts until its 
 	"throughput is steady (the last 10 seconds within a 10% coefficient of variation and without a trend over 5%, " +
 	"between spec.steadyWarmUp's minimum and maximum); later runs warm up for spec.warmUp. At a fixed rate or a fixed " +
 	"operation count, where throughput cannot show when the JIT is done, the cells instead warm up before round 1, " +
-	"once all are up, each datastore's in turn and at most two datastores at once, each for spec.steadyWarmUp's minimum (its benchmark <datastore>-warm, " +
+	"once all are up, each datastore's in turn and at most two datastores at once, each for spec.steadyWarmUp's minimum " +
+	"and, at a fixed rate, at half the rate, so that two side by side offer what one run does (its benchmark <datastore>-warm, " +
 	"which also loads the data unless another cell's warm-up loaded it into the same datastore, and whose " +
 	"figures are discarded); then every cell runs once as in a round, one at a time (its benchmark <datastore>-runin), " +
 	"and those figures are discarded too, because a cell's first run after the warm-ups is not yet typical " +

@@ -674,8 +674,8 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	if w.Spec.WarmUp == nil || w.Spec.WarmUp.Duration != time.Minute {
 		t.Errorf("the warm-up lasts the minimum, got %v", w.Spec.WarmUp)
 	}
-	if *w.Spec.Load.MaxDroppedPercent != 50 || *w.Spec.Load.Rate != 1000 || w.Spec.Workload.Duration.Duration != 5*time.Second {
-		t.Errorf("the warm-up runs the study's rate, tolerates what sharing the machine drops and measures briefly: %+v, %v", w.Spec.Load, w.Spec.Workload.Duration)
+	if *w.Spec.Load.MaxDroppedPercent != 50 || *w.Spec.Load.Rate != 1000/WarmUpsTogether || w.Spec.Workload.Duration.Duration != 5*time.Second {
+		t.Errorf("the warm-up runs its share of the study's rate, tolerates what sharing the machine drops and measures briefly: %+v, %v", w.Spec.Load, w.Spec.Workload.Duration)
 	}
 	if *st.Spec.Load.MaxDroppedPercent != 5 || st.Spec.Workload.Duration.Duration != 15*time.Second {
 		t.Error("building the warm-up changed the study's spec")
@@ -689,8 +689,8 @@ func TestFirstRunsWarmUpUntilSteady(t *testing.T) {
 	if !reflect.DeepEqual(in, first) {
 		t.Errorf("the run-in differs from round 1's run:\n%+v\n%+v", in.Spec, first.Spec)
 	}
-	if *st.Spec.Load.MaxDroppedPercent != 5 {
-		t.Error("building the run-in changed the study's spec")
+	if *st.Spec.Load.MaxDroppedPercent != 5 || *st.Spec.Load.Rate != 1000 {
+		t.Error("building the warm-up or the run-in changed the study's spec")
 	}
 	st.Spec.SteadyWarmUp = nil
 	if w := WarmUpBenchmark(st, cell, false).Spec.WarmUp; w == nil || w.Duration != DefaultSteadyWarmUp.Minimum.Duration {
