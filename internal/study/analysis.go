@@ -82,7 +82,7 @@ func Analyze(name string, spec *v1alpha1.TradeoffStudySpec, seed int64, cells []
 		}
 	}
 	if rep.Precision != nil {
-		rep.Precision.imprecise, rep.Precision.Imprecise = imprecise(cells, rep.Cells, rep.Precision.TargetHalfWidth)
+		rep.Precision.imprecise, rep.Precision.Imprecise, rep.Precision.Failed = imprecise(cells, rep.Cells, rep.Precision.TargetHalfWidth)
 		rep.Precision.StoppedEarly = stoppedEarly(spec, cells, rep.Cells, rep.Repetitions)
 	}
 	a := Analysis{Cells: cells}

@@ -125,7 +125,11 @@ func inconclusiveWhy(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCel
 		}
 		return s + ")"
 	}
-	s += fmt.Sprintf(", and about %d more rounds would settle it", more)
+	noun := "rounds"
+	if more == 1 {
+		noun = "round"
+	}
+	s += fmt.Sprintf(", and about %d more %s would settle it", more, noun)
 	if least != "" {
 		s += " (at least " + least + ")"
 	}

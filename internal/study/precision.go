@@ -25,7 +25,11 @@ type PrecisionReport struct {
 	// StoppedEarly: the compared cells that reached the target before the study's last round
 	// and were not measured after it ("cell after 7").
 	StoppedEarly []string `json:"stoppedEarly,omitempty"`
-	imprecise    []string // the names of Imprecise's cells
+	// Failed: the compared cells that failed short of the target, with what they reached. They
+	// are not measured any more, so the rule no longer waits for them, but their overhead is
+	// not precise either.
+	Failed    []string `json:"failed,omitempty"`
+	imprecise []string // the names of Imprecise's cells
 }
 
 // precisionOf reads spec.precision with its defaults; nil when the study has no stopping rule.
@@ -46,22 +50,31 @@ func precisionOf(spec *v1alpha1.TradeoffStudySpec) *PrecisionReport {
 
 // imprecise lists the cells compared with a baseline whose overhead interval has a half-width
 // above the target, or that have none yet, by name and described with their interval. Failed
-// cells are not measured any more, so they are not waited for.
-func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64) (names, described []string) {
+// cells are not measured any more, so they are not waited for: they are listed apart (failed).
+func imprecise(cells []v1alpha1.StudyCell, reports []CellReport, target float64) (names, described, failed []string) {
 	for i, r := range reports {
 		cmp := r.Comparison
-		if cmp == nil || cells[i].State == v1alpha1.CellFailed {
+		if cmp == nil {
 			continue
 		}
+		var what string
 		switch {
+		case !cmp.HasCI && cells[i].State == v1alpha1.CellFailed:
+			what = r.Name + " (no interval)"
 		case !cmp.HasCI:
-			names, described = append(names, r.Name), append(described, r.Name+" (no interval yet)")
+			what = r.Name + " (no interval yet)"
 		case cmp.HalfWidth() > target:
-			names = append(names, r.Name)
-			described = append(described, fmt.Sprintf("%s (%s..%s%%)", r.Name, percent(cmp.CI.Low), percent(cmp.CI.High)))
+			what = fmt.Sprintf("%s (%s..%s%%)", r.Name, percent(cmp.CI.Low), percent(cmp.CI.High))
+		default:
+			continue
 		}
+		if cells[i].State == v1alpha1.CellFailed {
+			failed = append(failed, what)
+			continue
+		}
+		names, described = append(names, r.Name), append(described, what)
 	}
-	return names, described
+	return names, described, failed
 }
 
 // stoppedEarly: the compared cells whose last run came before the study's last round, because
@@ -177,10 +190,17 @@ func (p *PrecisionReport) text(rounds int, compared bool) string {
 	if len(p.StoppedEarly) > 0 {
 		early = fmt.Sprintf(" (%s; later rounds measured only the cells still short of the target, with their baselines)", strings.Join(p.StoppedEarly, ", "))
 	}
-	if len(p.Imprecise) == 0 {
-		return fmt.Sprintf("Precision (%s): reached after %d rounds%s.", target, rounds, early)
+	failed := ""
+	if len(p.Failed) > 0 {
+		failed = fmt.Sprintf("; not by %s, failed before it got there", strings.Join(p.Failed, ", "))
 	}
-	return fmt.Sprintf("Precision (%s): not reached after %d rounds by %s%s.", target, rounds, strings.Join(p.Imprecise, ", "), early)
+	switch {
+	case len(p.Imprecise) == 0 && failed == "":
+		return fmt.Sprintf("Precision (%s): reached after %d rounds%s.", target, rounds, early)
+	case len(p.Imprecise) == 0:
+		return fmt.Sprintf("Precision (%s): reached after %d rounds by the cells still measured%s%s.", target, rounds, early, failed)
+	}
+	return fmt.Sprintf("Precision (%s): not reached after %d rounds by %s%s%s.", target, rounds, strings.Join(p.Imprecise, ", "), early, failed)
 }
 
 // compared: some cell of the report has a comparison with the baseline.

@@ -310,6 +310,17 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	if got := a.Report.Text(); !strings.Contains(got, "not reached after 6 rounds by tls13-aes256gcm-on-3 (8.0..20.1%).") {
 		t.Errorf("text report does not name the imprecise cell:\n%s", got)
 	}
+	// A cell that failed short of the target is waited for no longer, and the sentence says
+	// that its overhead is not precise all the same.
+	failed := slices.Clone(cells)
+	for i := range failed {
+		if failed[i].Name == "tls13-aes256gcm-on-3" {
+			failed[i].State = v1alpha1.CellFailed
+		}
+	}
+	if got := Analyze("s", s, 42, failed).Report.Text(); !strings.Contains(got, "reached after 6 rounds by the cells still measured; not by tls13-aes256gcm-on-3 (8.0..20.1%), failed before it got there.") {
+		t.Errorf("text report hides the failed imprecise cell:\n%s", got)
+	}
 	if !strings.Contains(a.Report.Method, "A round added by spec.precision measures only the cells whose interval is still wider") {
 		t.Errorf("the method does not say which cells an added round measures:\n%s", a.Report.Method)
 	}
