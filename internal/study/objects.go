@@ -236,9 +236,10 @@ func WarmUpBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell, lo
 // study of 2026-12-02 (run 28) the TLS cell's round 1 cost 1,411 server CPU-µs per operation
 // against 784 to 949 in its 11 later rounds, while its plaintext partner's was typical; that
 // one pair took the spread of the pairs' log ratios from 7.3 to 16.6 points and kept the
-// overhead's interval wide. (The JIT recompiling what a switch between the cells' code paths
-// deoptimized is the likely cause; the fix does not depend on it.) A run-in at a fixed rate
-// that misses its schedule does not fail: nothing it measures counts.
+// overhead's interval wide. With the run-in the pairs spread by 5.2 to 8.9 points (runs 29 to
+// 31), though a TLS cell's excess can outlast it: run 29's cost 1,013 in its run-in and 986 in
+// round 1 against 652 to 831 later. A run-in at a fixed rate that misses its schedule does not
+// fail: nothing it measures counts.
 func RunInBenchmark(study *v1alpha1.TradeoffStudy, cell *v1alpha1.StudyCell) *v1alpha1.DatastoreBenchmark {
 	b := Benchmark(study, cell, 0)
 	b.Name = RunInName(cell)
