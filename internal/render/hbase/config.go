@@ -626,5 +626,12 @@ func xmlEscape(s string) string {
 
 // ZooKeeperBind is the line a tunnelled ZooKeeper server's start adds to its copy of zoo.cfg:
 // its client port on its tunnel address alone. zoo.cfg cannot read the environment, and the
-// servers of an ensemble share one file.
-func ZooKeeperBind(address string) string { return "clientPortAddress=" + address }
+// servers of an ensemble share one file. Once clientToNode is Required the only client port is
+// the secure one, and ZooKeeper refuses to start with an address for a port it does not open
+// ("clientPortAddress is set but clientPort is not set").
+func ZooKeeperBind(enc v1alpha1.EffectiveEncryption, address string) string {
+	if enc.ClientToNode.Mode == v1alpha1.ChannelRequired {
+		return "secureClientPortAddress=" + address
+	}
+	return "clientPortAddress=" + address
+}

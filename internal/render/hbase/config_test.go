@@ -175,6 +175,34 @@ func TestOptionalTLSAcceptsBoth(t *testing.T) {
 	}
 }
 
+// A tunnelled ZooKeeper binds the client port its zoo.cfg opens, and only that one: ZooKeeper
+// refuses to start with clientPortAddress when clientToNode Required leaves it secureClientPort
+// alone. (The data-plane HBase clusters bind every ZooKeeper so, TLS profiles among them.)
+func TestZooKeeperBindsThePortZooCfgOpens(t *testing.T) {
+	for _, mode := range []v1alpha1.ChannelMode{v1alpha1.ChannelDisabled, v1alpha1.ChannelOptional, v1alpha1.ChannelRequired} {
+		s := &v1alpha1.EncryptionSettings{
+			ClientToNode: &v1alpha1.ClientToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: mode}},
+			NodeToNode:   &v1alpha1.NodeToNodeEncryption{ChannelEncryption: v1alpha1.ChannelEncryption{Mode: mode}},
+		}
+		enc := resolve(t, s)
+		files, err := Files(topology, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bind := ZooKeeperBind(enc, "100.80.0.1")
+		key, address, _ := strings.Cut(bind, "=")
+		port, ok := strings.CutSuffix(key, "Address")
+		if address != "100.80.0.1" || !ok || !strings.Contains("\n"+files["zoo.cfg"], "\n"+port+"=") {
+			t.Errorf("clientToNode %s: %q binds a port zoo.cfg does not open:\n%s", mode, bind, files["zoo.cfg"])
+		}
+		for _, other := range []string{"clientPort", "secureClientPort"} {
+			if other != port && strings.Contains("\n"+files["zoo.cfg"], "\n"+other+"=") {
+				t.Errorf("clientToNode %s: zoo.cfg opens %s as well, which %q leaves on every address", mode, other, bind)
+			}
+		}
+	}
+}
+
 // A client reloads its trust bundle as the servers do: after a CA rotation re-issues the
 // servers' certificates, a client that kept the bundle it started with could reach none of them.
 func TestTLSClientsReloadTheirTrust(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"secured.dev/operator/api/v1alpha1"
 )
 
 // Role is one kind of process of the cluster; each runs as its own StatefulSet.
@@ -105,7 +107,7 @@ var heapMiB = map[Role]int{ZooKeeper: 256, NameNode: 512, DataNode: 512, Master:
 // server id from the pod's ordinal. A tunnelled role first takes its tunnel address as its
 // name and bind address (tunnelStart); ZooKeeper, whose zoo.cfg cannot read the environment,
 // then binds its client port there through a copy of the file.
-func command(r Role, kerberized, tunnelled bool) []string {
+func command(r Role, enc v1alpha1.EffectiveEncryption, kerberized, tunnelled bool) []string {
 	if r == KDC {
 		// The image holds Kdc.class, compiled from images/kdc/Kdc.java: a JRE cannot compile.
 		return []string{"java", "-Xmx128m", "-cp", kdcDir + "/lib/*:" + kdcDir, "Kdc", "$(REALM)", "0.0.0.0", fmt.Sprint(kdcPort), "/etc/kdc/principals"}
@@ -117,7 +119,7 @@ func command(r Role, kerberized, tunnelled bool) []string {
 		host, start = `"$`+HostEnv+`"`, tunnelStart
 		if r == ZooKeeper {
 			in.ZooCfg = "/tmp/zoo.cfg"
-			start += `{ cat ` + confDir + `/zoo.cfg && echo "` + ZooKeeperBind(`$`+HostEnv) + `"; } > ` + in.ZooCfg + ` && `
+			start += `{ cat ` + confDir + `/zoo.cfg && echo "` + ZooKeeperBind(enc, `$`+HostEnv) + `"; } > ` + in.ZooCfg + ` && `
 		}
 	}
 	java := strings.Join(JVM(in, heapMiB[r], kerberized, r, host), " ")

@@ -175,7 +175,7 @@ func roleContainer(s Cluster, n Names, r Role, kerberized, tls bool, configMap s
 		tcp = tunnelPortProbe(rolePorts[r][0].ContainerPort)
 	}
 	container := corev1.Container{
-		Name: string(r), Image: image, Command: command(r, kerberized, tunnelled), Env: env, Ports: rolePorts[r],
+		Name: string(r), Image: image, Command: command(r, s.Encryption, kerberized, tunnelled), Env: env, Ports: rolePorts[r],
 		// A process that dies leaves the end of its log where kubectl describe shows it.
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		StartupProbe:             &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 5, FailureThreshold: 60},

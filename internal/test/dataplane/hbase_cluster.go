@@ -202,9 +202,12 @@ func (c *HBaseCluster) Reconfigure(t *testing.T, enc v1alpha1.EffectiveEncryptio
 			t.Fatal(err)
 		}
 		for name, body := range hbase.RoleFiles(files, role) {
-			if name == "zoo.cfg" && c.on != nil {
-				// What a tunnelled ZooKeeper pod's start adds to the shared file.
-				body += hbase.ZooKeeperBind(c.Hosts.ZooKeeper) + "\n"
+			if name == "zoo.cfg" {
+				// What a tunnelled ZooKeeper pod's start adds to the shared file. Every cluster
+				// here binds it so: in a pod ZooKeeper listens on every address of its own
+				// network, here on this machine's, where a second cluster beside it must not
+				// find it.
+				body += hbase.ZooKeeperBind(enc, c.Hosts.ZooKeeper) + "\n"
 			}
 			mkfile(t, filepath.Join(dir, name), body)
 		}

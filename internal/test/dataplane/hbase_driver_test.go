@@ -101,7 +101,7 @@ func tryYCSBHBase(t *testing.T, h ycsbTarget, phase string, props map[string]str
 // it creates and loads the table, runs the core workloads from the same definitions the k6
 // driver uses, and exports the same summary the operator reads.
 func TestYCSBHBaseDriverAgainstHBase(t *testing.T) {
-	withHBase(t)
+	withStandaloneHBase(t)
 	h := StartHBaseStandalone(t, "127.0.0.71", 21810, HBaseSecurity{})
 	w := func(preset string, ops int64) map[string]string {
 		wl, err := ycsb.Core(preset)
@@ -230,7 +230,7 @@ func checkPublished(t *testing.T, prom *Prometheus, benchmark string, s benchres
 // Kerberos (Apache Kerby as the KDC) and native TLS; a client without Kerberos gets no
 // operation through.
 func TestYCSBHBaseDriverWithKerberosPrivacyAndTLS(t *testing.T) {
-	withHBase(t)
+	withStandaloneHBase(t)
 	const address = "127.0.0.74"
 	kdc := StartKDC(t, "SECURED.TEST", "127.0.0.73", 18800, "hbase/"+address+"@SECURED.TEST", "ycsb@SECURED.TEST")
 	h := StartHBaseStandalone(t, address, 21820, HBaseSecurity{Kerberos: &HBaseKerberos{KDC: kdc, Protection: "privacy"}, TLS: testpki.New(t)})

@@ -57,7 +57,7 @@ func historyOf(t *testing.T, path string) (acked map[int64]map[int32][]writechec
 // behind its back is named for what it is — an older acknowledged value back in place (stale),
 // bytes nobody sealed (corrupted), a deleted row (lost).
 func TestYCSBHBaseDriverChecksItsWrites(t *testing.T) {
-	withHBase(t)
+	withStandaloneHBase(t)
 	const address, zkPort = "127.0.0.75", 21830
 	h := StartHBaseStandalone(t, address, zkPort, HBaseSecurity{})
 	history := filepath.Join(t.TempDir(), "history")

@@ -28,6 +28,11 @@ func TestMain(m *testing.M) {
 // uses loopback addresses, ports and JMX ports the other engine's tests do not, or network
 // namespaces of its own, and what any of them captures on the wire it filters by its engine's
 // ports and checks for a marker of its own. Tests that start neither engine run first, alone.
+//
+// The HBase lane held twice the Cassandra lane's work and ended 12 minutes after it in CI (46
+// minutes for the package), so the tests of a standalone HBase (one JVM, its ZooKeeper on a
+// port of its own on 127.0.0.1, its RPC on an address no cluster uses) run in the Cassandra
+// lane: beside the HBase lane's clusters, which bind every client port to their own addresses.
 var (
 	cassandraLane = make(chan struct{}, 1)
 	hbaseLane     = make(chan struct{}, 1)
@@ -38,6 +43,10 @@ func withCassandra(t *testing.T) { inLane(t, cassandraLane) }
 
 // withHBase runs the test in the HBase lane: HBase, HDFS and ZooKeeper.
 func withHBase(t *testing.T) { inLane(t, hbaseLane) }
+
+// withStandaloneHBase runs a test of a standalone HBase (StartHBaseStandalone) in the Cassandra
+// lane.
+func withStandaloneHBase(t *testing.T) { inLane(t, cassandraLane) }
 
 func inLane(t *testing.T, lane chan struct{}) {
 	t.Parallel()
