@@ -104,13 +104,15 @@ const methodRounds = "Throughput per cell: median of the valid repetitions, 95% 
 	"(distribution-free; needs 6 repetitions). Repetitions ran in randomized interleaved order (RMIT): every round " +
 	"measures every cell once, in a fresh random order. "
 
-// methodWarmUp: how a YCSB study's runs warm up.
-const methodWarmUp = "A cell's first run follows a warm-up that lasts until its " +
+// methodWarmUp: how a YCSB study's runs warm up. The count and the rate's share follow
+// WarmUpsTogether, so the text cannot drift from what the controller does.
+var methodWarmUp = "A cell's first run follows a warm-up that lasts until its " +
 	"throughput is steady (the last 10 seconds within a 10% coefficient of variation and without a trend over 5%, " +
 	"between spec.steadyWarmUp's minimum and maximum); later runs warm up for spec.warmUp. At a fixed rate or a fixed " +
 	"operation count, where throughput cannot show when the JIT is done, the cells instead warm up before round 1, " +
-	"once all are up, each datastore's in turn and at most two datastores at once, each for spec.steadyWarmUp's minimum " +
-	"and, at a fixed rate, at half the rate, so that two side by side offer what one run does (its benchmark <datastore>-warm, " +
+	fmt.Sprintf("once all are up, each datastore's in turn and at most %d datastores at once, each for spec.steadyWarmUp's minimum "+
+		"and, at a fixed rate, at 1/%d of the rate, so that %d side by side offer what one run does (its benchmark <datastore>-warm, ",
+		WarmUpsTogether, WarmUpsTogether, WarmUpsTogether) +
 	"which also loads the data unless another cell's warm-up loaded it into the same datastore, and whose " +
 	"figures are discarded); then every cell runs once as in a round, one at a time (its benchmark <datastore>-runin), " +
 	"and those figures are discarded too, because a cell's first run after the warm-ups is not yet typical " +
