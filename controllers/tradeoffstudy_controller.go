@@ -518,8 +518,11 @@ func (r *TradeoffStudyReconciler) extend(_ context.Context, s *studyScope) (ctrl
 		rounds = study.Repetitions(&s.study.Spec) // planned before status.rounds existed
 	}
 	analysis := study.Analyze(s.study.Name, &s.study.Spec, *st.Seed, st.Cells)
-	block, why := study.Extend(analysis, &s.study.Spec, st.Cells, st.Schedule, rounds, *st.Seed)
+	block, why := study.Extend(analysis, &s.study.Spec, st.Cells, st.Schedule, rounds, *st.Seed, time.Since(s.study.CreationTimestamp.Time))
 	if len(block) == 0 {
+		if why != "" {
+			r.Recorder.Eventf(s.study, nil, "Normal", v1alpha1.ReasonRoundNotAdded, "Extend", "%s", why)
+		}
 		return ctrl.Result{}, nil
 	}
 	st.Rounds = int32(rounds + study.RoundsTogether(&s.study.Spec))

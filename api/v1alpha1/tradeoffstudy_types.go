@@ -171,6 +171,15 @@ type StudyPrecision struct {
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=100
 	MaxRounds int32 `json:"maxRounds,omitempty"`
+	// maxDuration bounds the study's wall time, from its creation: a round is added for
+	// precision only if it ends within maxDuration at the pace of the study's last runs (as
+	// many as the round holds, from the start of the run before them to the start of the last,
+	// so the waits between runs count). The planned rounds always run, and the estimate can
+	// fall short by the wait between two rounds (for the figures of the one that ended), a few
+	// seconds: leave that as a margin. Unset, only maxRounds bounds the rounds added. Example: 15m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s')",message="spec.precision.maxDuration must be a duration above zero written like 15m or 1h30m"
+	MaxDuration *metav1.Duration `json:"maxDuration,omitempty"`
 }
 
 // StudyBackground bounds what else may run on the measured nodes during a run: a run whose

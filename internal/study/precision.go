@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"secured.dev/operator/api/v1alpha1"
 )
@@ -20,6 +21,8 @@ type PrecisionReport struct {
 	// TargetHalfWidth of every compared cell's 95% overhead interval, as a fraction.
 	TargetHalfWidth float64 `json:"targetHalfWidth"`
 	MaxRounds       int     `json:"maxRounds"`
+	// MaxDuration: the study's time budget (spec.precision.maxDuration), when it has one.
+	MaxDuration string `json:"maxDuration,omitempty"`
 	// Imprecise: the compared cells that miss the target, with the half-width they reached.
 	Imprecise []string `json:"imprecise,omitempty"`
 	// StoppedEarly: the compared cells that reached the target before the study's last round
@@ -45,7 +48,11 @@ func precisionOf(spec *v1alpha1.TradeoffStudySpec) *PrecisionReport {
 	if rounds == 0 {
 		rounds = DefaultMaxRounds
 	}
-	return &PrecisionReport{TargetHalfWidth: float64(half) / 100, MaxRounds: rounds}
+	r := &PrecisionReport{TargetHalfWidth: float64(half) / 100, MaxRounds: rounds}
+	if p.MaxDuration != nil {
+		r.MaxDuration = p.MaxDuration.Duration.String()
+	}
+	return r
 }
 
 // imprecise lists the cells compared with a baseline whose overhead interval has a half-width
@@ -105,8 +112,11 @@ func stoppedEarly(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, 
 // switches, not its runs, take the time.
 //
 // The block must fit the study's budget of runs, maxRounds rounds of every planned cell, so a
-// study that adds rounds for some cells only takes no longer than maxRounds full rounds.
-func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, schedule []string, rounds int, seed int64) (block []string, why string) {
+// study that adds rounds for some cells only takes no longer than maxRounds full rounds; and
+// its time budget, spec.precision.maxDuration: elapsed is the time since the study's creation,
+// and the block takes as long as the study's last runs of its size took (pace). A block that
+// does not fit is not added, and why says so when the time budget refused it.
+func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell, schedule []string, rounds int, seed int64, elapsed time.Duration) (block []string, why string) {
 	p := a.Report.Precision
 	if p == nil || len(p.imprecise) == 0 {
 		return nil, ""
@@ -149,11 +159,47 @@ func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Study
 		which = fmt.Sprintf("rounds %d to %d", rounds+1, rounds+together)
 	}
 	cause := fmt.Sprintf("the overhead intervals of %s have a half-width above %s points", strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
+	if limit := spec.Precision.MaxDuration; limit != nil {
+		need, known := pace(cells, len(block))
+		if end := elapsed + need; end > limit.Duration {
+			took := ""
+			if known {
+				took = fmt.Sprintf(" would take about %s (the study's last %d runs took that long) and", need.Round(time.Second), len(block))
+			}
+			return nil, fmt.Sprintf("%s not added: its %d runs%s would end %s after the study's creation, past spec.precision.maxDuration %s, although %s",
+				which, len(block), took, end.Round(time.Second), limit.Duration, cause)
+		}
+	}
 	if len(measure) == live {
 		return block, fmt.Sprintf("%s of at most %d: %s", which, p.MaxRounds, cause)
 	}
 	return block, fmt.Sprintf("%s for %s only, runs %d of at most %d (%d rounds of %d cells): %s", which,
 		strings.Join(slices.Sorted(maps.Keys(measure)), " and "), len(schedule)+len(block), budget, p.MaxRounds, planned, cause)
+}
+
+// pace is how long the study's last n runs took: from the start of the measured window of the
+// run before them to the start of the last one's, so the time between runs (the next
+// benchmark's start, its quiet start and warm-up, the wait for a round's CPU figures) counts as
+// it did. Runs set aside took their time too. With n or fewer runs it scales what all took; with
+// fewer than two it is unknown (false, and 0).
+func pace(cells []v1alpha1.StudyCell, n int) (time.Duration, bool) {
+	var starts []time.Time
+	for _, c := range cells {
+		for _, r := range slices.Concat(c.Runs, c.SetAside) {
+			if r.Start != nil {
+				starts = append(starts, r.Start.Time)
+			}
+		}
+	}
+	if len(starts) < 2 || n <= 0 {
+		return 0, false
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	last := len(starts) - 1
+	if last >= n {
+		return starts[last].Sub(starts[last-n]), true
+	}
+	return starts[last].Sub(starts[0]) * time.Duration(n) / time.Duration(last), true
 }
 
 // Scheduled is how many places the cell has in the schedule.
@@ -183,6 +229,9 @@ func rounds(spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.StudyCell) int {
 // reached, however few cells are imprecise.
 func (p *PrecisionReport) text(rounds int, compared bool) string {
 	target := fmt.Sprintf("every overhead's 95%% interval with a half-width of at most %s points, at most %d rounds' runs", percent(p.TargetHalfWidth), p.MaxRounds)
+	if p.MaxDuration != "" {
+		target += " and " + p.MaxDuration + " from the study's creation"
+	}
 	if !compared {
 		return fmt.Sprintf("Precision (%s): nothing compared with the baseline after %d rounds, so no interval to judge.", target, rounds)
 	}

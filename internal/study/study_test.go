@@ -287,7 +287,7 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	s.Precision = &v1alpha1.StudyPrecision{HalfWidthPercent: 3, MaxRounds: 8}
 	cells := measured(t)
 	schedule := Schedule(cells, 6, 1, false, 42)
-	if block, why := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 6, 42); block != nil {
+	if block, why := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 6, 42, 0); block != nil {
 		t.Errorf("every interval has a half-width within a point, yet a round was added: %s %v", why, block)
 	}
 	if got := Analyze("s", s, 42, cells).Report.Markdown(); !strings.Contains(got, "Precision (every overhead's 95% interval with a half-width of at most 3.0 points, at most 8 rounds' runs): reached after 6 rounds.") {
@@ -324,7 +324,7 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	if !strings.Contains(a.Report.Method, "A round added by spec.precision measures only the cells whose interval is still wider") {
 		t.Errorf("the method does not say which cells an added round measures:\n%s", a.Report.Method)
 	}
-	block, why := Extend(a, s, cells, schedule, 6, 42)
+	block, why := Extend(a, s, cells, schedule, 6, 42, 0)
 	round7 := Schedule(cells, 7, 1, false, 42)
 	if !slices.Equal(round7[:len(schedule)], schedule) || len(round7) != len(schedule)+8 {
 		t.Errorf("an added round must leave the rounds that ran as they were:\n%v\n%v", schedule, round7)
@@ -338,15 +338,15 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	for round := 7; round <= 13; round++ {
 		schedule = append(schedule, block...)
 	}
-	if block, why := Extend(a, s, cells, schedule, 13, 42); len(block) != 2 || !strings.HasPrefix(why, "round 14 for plaintext-on-3 and tls13-aes256gcm-on-3 only, runs 64 of at most 64 ") {
+	if block, why := Extend(a, s, cells, schedule, 13, 42, 0); len(block) != 2 || !strings.HasPrefix(why, "round 14 for plaintext-on-3 and tls13-aes256gcm-on-3 only, runs 64 of at most 64 ") {
 		t.Errorf("round 14: %v %s", block, why)
 	}
-	if block, why := Extend(a, s, cells, append(slices.Clone(schedule), block...), 14, 42); block != nil {
+	if block, why := Extend(a, s, cells, append(slices.Clone(schedule), block...), 14, 42, 0); block != nil {
 		t.Errorf("a round beyond maxRounds rounds' runs: %v %s", block, why)
 	}
 	// A cell left out of a round is never measured again: its k-th run would not be round k+1.
 	setRuns(cells, "tls12-aes128cbc-on-3", 15300, 14100, 15500, 14200, 15400, 14000)
-	if block, _ := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 13, 42); slices.Contains(block, "tls12-aes128cbc-on-3") || len(block) != 2 {
+	if block, _ := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 13, 42, 0); slices.Contains(block, "tls12-aes128cbc-on-3") || len(block) != 2 {
 		t.Errorf("a cell that missed rounds 7 to 13 came back: %v", block)
 	}
 	setRuns(cells, "tls12-aes128cbc-on-3", 15000, 15150, 14880, 15060, 14960, 15090)
@@ -367,17 +367,72 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000)
 	a = Analyze("s", sw, 42, cells)
 	six := Schedule(cells, 6, 2, false, 42)
-	if block, why := Extend(a, sw, cells, six, 6, 42); len(block) != 16 || !strings.HasPrefix(why, "rounds 7 to 8 of at most 8: ") {
+	if block, why := Extend(a, sw, cells, six, 6, 42, 0); len(block) != 16 || !strings.HasPrefix(why, "rounds 7 to 8 of at most 8: ") {
 		t.Errorf("Switched: %d runs added: %s", len(block), why)
 	}
 	if strings.Contains(a.Report.Method, "A round added by spec.precision") {
 		t.Errorf("a Switched study's method claims rounds of some cells only:\n%s", a.Report.Method)
 	}
-	if block, _ := Extend(a, sw, cells, Schedule(cells, 7, 2, false, 42), 7, 42); block != nil {
+	if block, _ := Extend(a, sw, cells, Schedule(cells, 7, 2, false, 42), 7, 42, 0); block != nil {
 		t.Error("a pair of rounds was added beyond maxRounds")
 	}
-	if block, _ := Extend(Analyze("s", spec(), 42, cells), spec(), cells, six, 6, 42); block != nil {
+	if block, _ := Extend(Analyze("s", spec(), 42, cells), spec(), cells, six, 6, 42, 0); block != nil {
 		t.Error("a study without spec.precision added a round")
+	}
+}
+
+// spec.precision.maxDuration: a round is added only if, at the pace of the study's last runs,
+// it ends within the time budget; when it would not, Extend says why, with the time the round
+// would take, and the report's precision sentence names the budget.
+func TestPrecisionRoundsFitTheTimeBudget(t *testing.T) {
+	s := spec()
+	s.Precision = &v1alpha1.StudyPrecision{HalfWidthPercent: 3, MaxRounds: 8, MaxDuration: &metav1.Duration{Duration: 10 * time.Minute}}
+	cells := measured(t)
+	setRuns(cells, "tls13-aes256gcm-on-3", 18400, 16100, 17300, 16500, 17600, 17000) // 8.0..20.1%
+	schedule := Schedule(cells, 6, 1, false, 42)
+	if _, known := pace(cells, 2); known {
+		t.Fatal("a pace from runs that recorded no window")
+	}
+	// Without a pace only the time already spent counts.
+	if block, why := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 6, 42, 9*time.Minute); len(block) != 2 {
+		t.Errorf("a round refused with a minute left and no pace known: %s", why)
+	}
+	if block, why := Extend(Analyze("s", s, 42, cells), s, cells, schedule, 6, 42, 10*time.Minute+time.Second); block != nil ||
+		why != "round 7 not added: its 2 runs would end 10m1s after the study's creation, past spec.precision.maxDuration 10m0s, although "+
+			"the overhead intervals of tls13-aes256gcm-on-3 (8.0..20.1%) have a half-width above 3.0 points" {
+		t.Errorf("past the budget: %v %q", block, why)
+	}
+
+	// A run every 15 s in the schedule's order: two more take 30 s.
+	t0 := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	seen := map[string]int{}
+	for i, name := range schedule {
+		c := &cells[slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == name })]
+		c.Runs[seen[name]].Start = &metav1.Time{Time: t0.Add(time.Duration(i) * 15 * time.Second)}
+		seen[name]++
+	}
+	if got, known := pace(cells, 2); !known || got != 30*time.Second {
+		t.Errorf("pace of 2 runs: %s %t, want 30s", got, known)
+	}
+	if got, _ := pace(cells, 96); got != 24*time.Minute {
+		t.Errorf("pace of more runs than ran: %s, want 96 × 15s scaled from the 47 intervals that ran", got)
+	}
+	a := Analyze("s", s, 42, cells)
+	if block, why := Extend(a, s, cells, schedule, 6, 42, 9*time.Minute+30*time.Second); len(block) != 2 {
+		t.Errorf("a round that ends on the budget was refused: %s", why)
+	}
+	if block, why := Extend(a, s, cells, schedule, 6, 42, 9*time.Minute+31*time.Second); block != nil ||
+		!strings.HasPrefix(why, "round 7 not added: its 2 runs would take about 30s (the study's last 2 runs took that long) and would end 10m1s after the study's creation, past spec.precision.maxDuration 10m0s, although the overhead intervals of tls13-aes256gcm-on-3") {
+		t.Errorf("a round that ends after the budget: %v %q", block, why)
+	}
+	// A run set aside took its time as well: it comes a minute after the last counted one.
+	c := &cells[slices.IndexFunc(cells, func(c v1alpha1.StudyCell) bool { return c.Name == "plaintext-off-3" })]
+	c.SetAside = append(c.SetAside, v1alpha1.StudyRun{Round: 6, Start: &metav1.Time{Time: t0.Add(47*15*time.Second + time.Minute)}})
+	if got, _ := pace(cells, 2); got != 75*time.Second {
+		t.Errorf("pace with a run set aside: %s, want 75s", got)
+	}
+	if got := a.Report.Text(); !strings.Contains(got, "Precision (every overhead's 95% interval with a half-width of at most 3.0 points, at most 8 rounds' runs and 10m0s from the study's creation): not reached after 6 rounds by tls13-aes256gcm-on-3") {
+		t.Errorf("the report does not name the time budget:\n%s", got)
 	}
 }
 
