@@ -176,11 +176,18 @@ const methodPrecision = "A round added by spec.precision measures only the cells
 	"target, each with its baseline, in that round's random order; a cell that reached the target is not measured again, " +
 	"and the study runs no more runs than spec.precision.maxRounds rounds of every cell. "
 
+// methodTimeBudget: spec.precision.maxDuration (see Extend).
+const methodTimeBudget = "No round is added that, at the pace of the study's last runs of its size, would end after " +
+	"spec.precision.maxDuration from the study's creation. "
+
 // methodOf says how the study measured and compared.
 func methodOf(spec *v1alpha1.TradeoffStudySpec) string {
 	rounds := methodRounds
 	if spec.Precision != nil && !Switched(spec) {
 		rounds += methodPrecision
+	}
+	if spec.Precision != nil && spec.Precision.MaxDuration != nil {
+		rounds += methodTimeBudget
 	}
 	switch {
 	case spec.Workload.Storage != nil:

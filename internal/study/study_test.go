@@ -434,6 +434,9 @@ func TestPrecisionRoundsFitTheTimeBudget(t *testing.T) {
 	if got := a.Report.Text(); !strings.Contains(got, "Precision (every overhead's 95% interval with a half-width of at most 3.0 points, at most 8 rounds' runs and 10m0s from the study's creation): not reached after 6 rounds by tls13-aes256gcm-on-3") {
 		t.Errorf("the report does not name the time budget:\n%s", got)
 	}
+	if !strings.Contains(a.Report.Method, "No round is added that, at the pace of the study's last runs of its size, would end after spec.precision.maxDuration") {
+		t.Errorf("the method does not say the time budget bounds the added rounds:\n%s", a.Report.Method)
+	}
 }
 
 // withServerCPU gives every measured run a server CPU per operation around the cell's centre,
