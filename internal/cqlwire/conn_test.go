@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -191,37 +193,120 @@ func TestRefusedLoginNamesTheServersReason(t *testing.T) {
 
 // A node that restarted forgot its prepared statements: the statement is prepared again and
 // run once more, without the caller seeing it.
+// poolOf lays conns out as Open does for that many nodes, one connection each, with one query.
+func poolOf(conns ...*Conn) *Pool {
+	p := &Pool{nodes: uint64(len(conns)), queries: []string{"UPDATE t SET v = ? WHERE k = ?"},
+		prepared: make([]atomic.Pointer[Prepared], 1), preparing: make([]sync.Mutex, 1)}
+	for i, c := range conns {
+		s := &slot{addr: fmt.Sprint("node", i), lastDial: time.Now()} // no redial within the test
+		s.conn.Store(c)
+		p.conns = append(p.conns, s)
+	}
+	return p
+}
+
+var unprepared = answer{op: opError, body: append(appendString(appendInt(nil, codeUnprepared), "unknown"), appendShort(nil, 2)...)}
+
+// A node that forgot the statement (a restart), then forgot it again (a schema change) gets it
+// prepared each time; one that never keeps it fails the request with its own error, after a
+// bounded number of attempts.
 func TestUnpreparedStatementIsPreparedAgain(t *testing.T) {
-	var mu sync.Mutex
-	prepares, executes := 0, 0
-	c := peer(t, func(op byte, body []byte) answer {
-		if a, ok := login(op, body); ok {
-			return a
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		switch op {
-		case opPrepare:
-			prepares++
-			return answer{op: opResult, body: prepared()}
-		case opExecute:
-			executes++
-			if executes == 1 {
-				return answer{op: opError, body: append(appendString(appendInt(nil, codeUnprepared), "unknown"), appendShort(nil, 2)...)}
+	for _, c := range []struct {
+		forgets         int
+		prepares, execs int
+		wantUnprepared  bool
+	}{
+		{forgets: 1, prepares: 2, execs: 2},
+		{forgets: 2, prepares: 3, execs: 3},
+		{forgets: 100, prepares: 1 + reprepares, execs: 1 + reprepares, wantUnprepared: true},
+	} {
+		var mu sync.Mutex
+		prepares, execs := 0, 0
+		p := poolOf(peer(t, func(op byte, body []byte) answer {
+			if a, ok := login(op, body); ok {
+				return a
 			}
-			return answer{op: opResult, body: appendInt(nil, resultVoid)}
+			mu.Lock()
+			defer mu.Unlock()
+			switch op {
+			case opPrepare:
+				prepares++
+				return answer{op: opResult, body: prepared()}
+			case opExecute:
+				if execs++; execs <= c.forgets {
+					return unprepared
+				}
+				return answer{op: opResult, body: appendInt(nil, resultVoid)}
+			}
+			return answer{op: opError}
+		}))
+		_, err := p.Execute(context.Background(), 0, &Request{Values: [][]byte{{1}, {2}}}, nil)
+		se := (*ServerError)(nil)
+		if got := errors.As(err, &se) && se.Code == codeUnprepared; got != c.wantUnprepared {
+			t.Errorf("forgotten %d times: Execute returned %v", c.forgets, err)
 		}
-		return answer{op: opError}
-	})
-	p, err := c.Prepare(context.Background(), "UPDATE t SET v = ? WHERE k = ?")
-	if err != nil {
-		t.Fatal(err)
+		if prepares != c.prepares || execs != c.execs {
+			t.Errorf("forgotten %d times: %d prepares and %d executes; want %d and %d", c.forgets, prepares, execs, c.prepares, c.execs)
+		}
 	}
-	if _, err := c.Execute(context.Background(), p, &Request{Values: [][]byte{{1}, {2}}}, nil); err != nil {
-		t.Fatalf("Execute after the node forgot the statement: %v", err)
+}
+
+// Callers that start at once never prepare one statement twice at the same time, on any node:
+// Cassandra 4 may evict a statement whose prepares overlap (CASSANDRA-17401). Each of these
+// nodes knows the statement only once it was prepared there.
+func TestPoolPreparesAStatementOneAtATime(t *testing.T) {
+	const nodes, callers, prepareTakes = 4, 16, 5 * time.Millisecond
+	var mu sync.Mutex
+	var busyUntil time.Time
+	prepares, overlaps := 0, 0
+	node := func() *Conn {
+		known := false
+		return peer(t, func(op byte, body []byte) answer {
+			if a, ok := login(op, body); ok {
+				return a
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch op {
+			case opPrepare:
+				if now := time.Now(); now.Before(busyUntil) {
+					overlaps++
+				}
+				busyUntil = time.Now().Add(prepareTakes)
+				prepares++
+				known = true
+				return answer{op: opResult, body: prepared(), delay: prepareTakes}
+			case opExecute:
+				if !known {
+					return unprepared
+				}
+				return answer{op: opResult, body: appendInt(nil, resultVoid)}
+			}
+			return answer{op: opError}
+		})
 	}
-	if prepares != 2 || executes != 2 {
-		t.Errorf("%d prepares and %d executes; want 2 and 2", prepares, executes)
+	var conns []*Conn
+	for range nodes {
+		conns = append(conns, node())
+	}
+	p := poolOf(conns...)
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			_, err := p.Execute(context.Background(), 0, &Request{Values: [][]byte{{1}, {2}}}, nil)
+			errs <- err
+		}()
+	}
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Errorf("Execute: %v", err)
+		}
+	}
+	if overlaps != 0 {
+		t.Errorf("%d prepares began while another was under way", overlaps)
+	}
+	if prepares < nodes || prepares > 1+callers {
+		t.Errorf("%d prepares; want one per node at least and at most one per caller that met an unknown statement, plus the first", prepares)
 	}
 }
 

@@ -2,7 +2,6 @@ package cqlwire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -47,23 +46,9 @@ type Request struct {
 
 // Execute runs the statement and passes each row's columns to row (nil for a statement
 // without rows), returning the number of rows. The columns are valid only during the call.
-// A node that no longer knows the statement (it restarted) gets it prepared again.
+// A node that no longer knows the statement answers a *ServerError with code 0x2500 (Pool
+// prepares it again).
 func (c *Conn) Execute(ctx context.Context, p *Prepared, q *Request, row func([][]byte) error) (int, error) {
-	n, err := c.execute(ctx, p, q, row)
-	if err == nil {
-		return n, nil
-	}
-	if se := (*ServerError)(nil); !errors.As(err, &se) || se.Code != codeUnprepared {
-		return n, err
-	}
-	again, err := c.Prepare(ctx, p.Query)
-	if err != nil {
-		return 0, err
-	}
-	return c.execute(ctx, again, q, row)
-}
-
-func (c *Conn) execute(ctx context.Context, p *Prepared, q *Request, row func([][]byte) error) (int, error) {
 	if len(q.Values) != p.Params {
 		return 0, fmt.Errorf("%q binds %d values, got %d", p.Query, p.Params, len(q.Values))
 	}
