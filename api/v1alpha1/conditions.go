@@ -171,8 +171,9 @@ const (
 	ReasonNothingCompared = "NothingCompared"
 	// ReasonRoundAdded (an event): spec.precision added a round to the schedule.
 	ReasonRoundAdded = "RoundAdded"
-	// ReasonRoundNotAdded (an event): a round spec.precision asked for would end after
-	// spec.precision.maxDuration, so the study concludes short of its precision target.
+	// ReasonRoundNotAdded (an event): a round spec.precision asked for would pass
+	// spec.precision.maxRounds rounds' runs or end after spec.precision.maxDuration, so the
+	// study concludes short of its precision target; the message says which and by how much.
 	ReasonRoundNotAdded = "RoundNotAdded"
 	// ReasonSwitching (an event): a Switched study changed a datastore's profile for the next
 	// run's cell.

@@ -144,9 +144,18 @@ func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Study
 			}
 		}
 	}
-	budget := p.MaxRounds * planned
-	if len(measure) == 0 || len(schedule)+together*len(measure) > budget {
+	if len(measure) == 0 {
 		return nil, ""
+	}
+	which := fmt.Sprintf("round %d", rounds+1)
+	if together > 1 {
+		which = fmt.Sprintf("rounds %d to %d", rounds+1, rounds+together)
+	}
+	cause := fmt.Sprintf("the overhead intervals of %s have a half-width above %s points", strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
+	budget := p.MaxRounds * planned
+	if runs := len(schedule) + together*len(measure); runs > budget {
+		return nil, fmt.Sprintf("%s not added: its %d runs would bring the study to %d, past spec.precision.maxRounds %d (%d runs: %d rounds of %d cells), although %s",
+			which, together*len(measure), runs, p.MaxRounds, budget, p.MaxRounds, planned, cause)
 	}
 	next := Schedule(cells, rounds+together, together, Shared(spec), seed)
 	for _, name := range next[len(next)-together*planned:] {
@@ -154,11 +163,6 @@ func Extend(a Analysis, spec *v1alpha1.TradeoffStudySpec, cells []v1alpha1.Study
 			block = append(block, name)
 		}
 	}
-	which := fmt.Sprintf("round %d", rounds+1)
-	if together > 1 {
-		which = fmt.Sprintf("rounds %d to %d", rounds+1, rounds+together)
-	}
-	cause := fmt.Sprintf("the overhead intervals of %s have a half-width above %s points", strings.Join(p.Imprecise, ", "), percent(p.TargetHalfWidth))
 	if limit := spec.Precision.MaxDuration; limit != nil {
 		need, known := pace(cells, len(block))
 		if end := elapsed + need; end > limit.Duration {

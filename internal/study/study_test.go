@@ -341,7 +341,8 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	if block, why := Extend(a, s, cells, schedule, 13, 42, 0); len(block) != 2 || !strings.HasPrefix(why, "round 14 for plaintext-on-3 and tls13-aes256gcm-on-3 only, runs 64 of at most 64 ") {
 		t.Errorf("round 14: %v %s", block, why)
 	}
-	if block, why := Extend(a, s, cells, append(slices.Clone(schedule), block...), 14, 42, 0); block != nil {
+	if block, why := Extend(a, s, cells, append(slices.Clone(schedule), block...), 14, 42, 0); block != nil ||
+		!strings.HasPrefix(why, "round 15 not added: its 2 runs would bring the study to 66, past spec.precision.maxRounds 8 (64 runs: 8 rounds of 8 cells), although the overhead intervals of ") {
 		t.Errorf("a round beyond maxRounds rounds' runs: %v %s", block, why)
 	}
 	// A cell left out of a round is never measured again: its k-th run would not be round k+1.
@@ -373,8 +374,8 @@ func TestPrecisionAddsRoundsUntilTargetOrMaximum(t *testing.T) {
 	if strings.Contains(a.Report.Method, "A round added by spec.precision") {
 		t.Errorf("a Switched study's method claims rounds of some cells only:\n%s", a.Report.Method)
 	}
-	if block, _ := Extend(a, sw, cells, Schedule(cells, 7, 2, false, 42), 7, 42, 0); block != nil {
-		t.Error("a pair of rounds was added beyond maxRounds")
+	if block, why := Extend(a, sw, cells, Schedule(cells, 7, 2, false, 42), 7, 42, 0); block != nil || !strings.HasPrefix(why, "rounds 8 to 9 not added: ") {
+		t.Errorf("a pair of rounds beyond maxRounds: %v %s", block, why)
 	}
 	if block, _ := Extend(Analyze("s", spec(), 42, cells), spec(), cells, six, 6, 42, 0); block != nil {
 		t.Error("a study without spec.precision added a round")
