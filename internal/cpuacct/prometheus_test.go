@@ -12,16 +12,18 @@ import (
 )
 
 // TestAccountsARealProcessThroughPrometheus: a process that keeps a CPU busy stands for the
-// datastore, a sleeping one for its sidecar; a real Prometheus
-// scrapes their kernel counters every second, and the account of a window must match what the
-// kernel says the busy process spent in it.
+// datastore, a sleeping one for its sidecar; a real Prometheus scrapes their kernel counters
+// every second, and the account of a window must match what the kernel says the busy process
+// spent in it, at the rate it ran while the samples inside the window were taken: on a loaded
+// machine a busy loop's share of a core changes from second to second (clean-clone CI once
+// gave it 26% less in the seven seconds its samples covered than over the whole window).
 func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	tier.Full(t, "Prometheus")
 	busy := dataplane.StartProcess(t, "sh", "-c", "while :; do :; done")
 	idle := dataplane.StartProcess(t, "sleep", "600")
-	exporter := dataplane.KubeletResourceMetrics(t, "127.0.0.120:0", "bench", "worker",
+	kubelet := dataplane.KubeletResourceMetrics(t, "127.0.0.120:0", "bench", "worker",
 		map[string]int{"db-0/cassandra": busy, "db-0/tls-reloader": idle})
-	prom := dataplane.StartPrometheus(t, "127.0.0.120:19090", exporter)
+	prom := dataplane.StartPrometheus(t, "127.0.0.120:19090", kubelet.Address)
 	u, err := ParseURL("http://" + prom.Address)
 	if err != nil {
 		t.Fatal(err)
@@ -33,8 +35,10 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	before := dataplane.ProcessCPU(t, busy)
 	time.Sleep(10 * time.Second)
 	w.End = time.Now()
-	truth := dataplane.ProcessCPU(t, busy) - before
+	whole := dataplane.ProcessCPU(t, busy) - before
 	time.Sleep(2500 * time.Millisecond) // the last scrape inside the window reaches the TSDB
+	rate, _ := kubelet.Rate(t, busy, w.Start, w.End)
+	truth := rate * w.Duration().Seconds()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -43,10 +47,10 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("kernel: %.2f CPU-s; account: server %.2f, sidecars %.3f, clients %.3f, nodes %.2f, background %.2f, span %s",
-		truth, res.Server, res.Sidecars, res.Clients, res.Nodes, res.Background, res.Span)
-	if truth < 3 {
-		t.Fatalf("the busy process got only %.2f CPU-seconds in 10s: the machine is too loaded to tell", truth)
+	t.Logf("kernel: %.2f CPU-s at the rate between the samples, %.2f over the whole window; account: server %.2f, sidecars %.3f, clients %.3f, nodes %.2f, background %.2f, span %s",
+		truth, whole, res.Server, res.Sidecars, res.Clients, res.Nodes, res.Background, res.Span)
+	if truth < 0.5 {
+		t.Fatalf("the busy process got only %.2f CPU-seconds in 10s: the kernel's 10 ms ticks are too coarse to tell", truth)
 	}
 	if d := res.Server/truth - 1; d < -0.15 || d > 0.15 {
 		t.Errorf("server %.2f CPU-s, the kernel says %.2f (%+.0f%%, at most ±15%% allowed)", res.Server, truth, 100*d)
@@ -78,14 +82,14 @@ func TestAccountsARealProcessThroughPrometheus(t *testing.T) {
 		t.Errorf("a window with samples after it: %+v, %v; want the same account as %+v", got, err, res)
 	}
 
-	// Operations at 1,000 per second: the matched figure is the process's CPU per second over
-	// 1,000, whatever part of the window the samples span.
+	// Operations at 1,000 per second: the matched figure is the process's CPU per second between
+	// the samples over 1,000, whatever part of the window they span.
 	perSecond := 1000.0
 	req.OperationsBetween = func(from, to time.Time) (float64, bool) { return perSecond * to.Sub(from).Seconds(), true }
 	if res, err = p.Account(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	want := truth / w.Duration().Seconds() / perSecond
+	want := rate / perSecond
 	if d := res.ServerPerOperation/want - 1; d < -0.15 || d > 0.15 {
 		t.Errorf("server %.1f µs per operation, the kernel says %.1f (%+.0f%%)", res.ServerPerOperation*1e6, want*1e6, 100*d)
 	}
