@@ -207,6 +207,29 @@ func poolOf(conns ...*Conn) *Pool {
 
 var unprepared = answer{op: opError, body: append(appendString(appendInt(nil, codeUnprepared), "unknown"), appendShort(nil, 2)...)}
 
+// statementPeer answers the PREPARE and EXECUTE of one statement, holding mu while it calls
+// prepare (which says how long the answer takes) and known (whether the node still knows the
+// statement: if not, it answers UNPREPARED).
+func statementPeer(t *testing.T, mu *sync.Mutex, prepare func() time.Duration, known func() bool) *Conn {
+	return peer(t, func(op byte, body []byte) answer {
+		if a, ok := login(op, body); ok {
+			return a
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch op {
+		case opPrepare:
+			return answer{op: opResult, body: prepared(), delay: prepare()}
+		case opExecute:
+			if !known() {
+				return unprepared
+			}
+			return answer{op: opResult, body: appendInt(nil, resultVoid)}
+		}
+		return answer{op: opError}
+	})
+}
+
 // A node that forgot the statement (a restart), then forgot it again (a schema change) gets it
 // prepared each time; one that never keeps it fails the request with its own error, after a
 // bounded number of attempts.
@@ -222,24 +245,7 @@ func TestUnpreparedStatementIsPreparedAgain(t *testing.T) {
 	} {
 		var mu sync.Mutex
 		prepares, execs := 0, 0
-		p := poolOf(peer(t, func(op byte, body []byte) answer {
-			if a, ok := login(op, body); ok {
-				return a
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch op {
-			case opPrepare:
-				prepares++
-				return answer{op: opResult, body: prepared()}
-			case opExecute:
-				if execs++; execs <= c.forgets {
-					return unprepared
-				}
-				return answer{op: opResult, body: appendInt(nil, resultVoid)}
-			}
-			return answer{op: opError}
-		}))
+		p := poolOf(statementPeer(t, &mu, func() time.Duration { prepares++; return 0 }, func() bool { execs++; return execs > c.forgets }))
 		_, err := p.Execute(context.Background(), 0, &Request{Values: [][]byte{{1}, {2}}}, nil)
 		se := (*ServerError)(nil)
 		if got := errors.As(err, &se) && se.Code == codeUnprepared; got != c.wantUnprepared {
@@ -261,29 +267,16 @@ func TestPoolPreparesAStatementOneAtATime(t *testing.T) {
 	prepares, overlaps := 0, 0
 	node := func() *Conn {
 		known := false
-		return peer(t, func(op byte, body []byte) answer {
-			if a, ok := login(op, body); ok {
-				return a
+		prepare := func() time.Duration {
+			if now := time.Now(); now.Before(busyUntil) {
+				overlaps++
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch op {
-			case opPrepare:
-				if now := time.Now(); now.Before(busyUntil) {
-					overlaps++
-				}
-				busyUntil = time.Now().Add(prepareTakes)
-				prepares++
-				known = true
-				return answer{op: opResult, body: prepared(), delay: prepareTakes}
-			case opExecute:
-				if !known {
-					return unprepared
-				}
-				return answer{op: opResult, body: appendInt(nil, resultVoid)}
-			}
-			return answer{op: opError}
-		})
+			busyUntil = time.Now().Add(prepareTakes)
+			prepares++
+			known = true
+			return prepareTakes
+		}
+		return statementPeer(t, &mu, prepare, func() bool { return known })
 	}
 	var conns []*Conn
 	for range nodes {
