@@ -6,7 +6,8 @@
 # TradeoffStudy and prints its report and where to look next.
 #
 # Re-running is safe and fast: every step applies the same objects, a running cluster is kept,
-# and a study that already finished is only reported. DEMO_TIMEOUT_DATASTORE and
+# a datastore the upgraded operator has still to roll onto a new image is waited for, and a study
+# that already finished is only reported. DEMO_TIMEOUT_DATASTORE and
 # DEMO_TIMEOUT_STUDY (seconds) bound the two waits.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,10 +56,33 @@ datastore_state() {
   ready=$(jp secureddatastore "$datastore" '{.status.readyNodes}')
   nodes=$(jp secureddatastore "$datastore" '{.status.nodes}')
   verified=$(condition secureddatastore "$datastore" EncryptionVerified status)
-  if [[ $phase == Ready && $verified == True ]]; then echo done; return; fi
+  if [[ $phase == Ready && $verified == True ]]; then
+    # A re-run that upgraded the operator can find the datastore Ready from before: the new
+    # operator has yet to roll its nodes onto the new image, and a study started meanwhile would
+    # measure beside that roll.
+    statefulset_rolled_out
+    return
+  fi
   if [[ $phase == Failed ]]; then echo "failed: $(condition secureddatastore "$datastore" Ready message)"; return; fi
   progress=$(condition secureddatastore "$datastore" Progressing message)
   echo "phase ${phase:-<none>}, ${ready:-0}/${nodes:-3} nodes ready, EncryptionVerified ${verified:-Unknown}${progress:+: $progress}"
+}
+
+# statefulset_rolled_out: "done" once the datastore's StatefulSet runs the Cassandra image the
+# operator was deployed with on every node, or why not.
+statefulset_rolled_out() {
+  local want image generation observed current update updated replicas
+  want=$("$kubectl" -n secured-system get deployment secured-datastore-operator \
+    -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' | sed -n 's/^--cassandra-image=//p')
+  IFS="|" read -r image generation observed current update updated replicas < <(jp statefulset "$datastore" \
+    '{.spec.template.spec.containers[?(@.name=="cassandra")].image}|{.metadata.generation}|{.status.observedGeneration}|{.status.currentRevision}|{.status.updateRevision}|{.status.updatedReplicas}|{.spec.replicas}{"\n"}')
+  if [[ -n $want && $image != "$want" ]]; then
+    echo "Ready on ${image:-no image}; waiting for the operator to roll it onto $want"
+  elif [[ $observed != "$generation" || $current != "$update" || ${updated:-0} != "$replicas" ]]; then
+    echo "rolling statefulset/$datastore: ${updated:-0}/$replicas nodes updated"
+  else
+    echo done
+  fi
 }
 
 # The operator applies the shipped profiles when it starts (the chart cannot: see charts/README.md).
