@@ -173,6 +173,12 @@ func Open(o Options) (*Store, error) {
 	if o.Retries > 0 {
 		c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: o.Retries}
 		c.DefaultIdempotence = true
+		// gocql learns that a node is back from an event on its one control connection, and
+		// otherwise tries nodes it holds down once a minute. A rolling restart can take the
+		// control connection's node while another comes back, and then the session has no
+		// node to send to for up to a minute, although two of three are up. Drivers meant for
+		// rolling restarts (the Java driver's exponential policy) retry from the first second.
+		c.ReconnectInterval = time.Second
 	}
 	s := &Store{ks: o.Keyspace, fields: o.FieldCount, retries: o.Retries, clientSide: o.ClientSide}
 	if cs := o.ClientSide; cs != nil && (cs.Codec == nil || cs.Fields < 1 || cs.Fields > o.FieldCount) {

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"secured.dev/operator/api/v1alpha1"
 )
@@ -167,5 +169,19 @@ func TestPodProblems(t *testing.T) {
 	}
 	if c.Ready.Reason != v1alpha1.ReasonProvisioning {
 		t.Errorf("Ready reason %s; a problem keeps the phase", c.Ready.Reason)
+	}
+}
+
+// The StatefulSet controller moves currentRevision once the last pod is ready; a roll's next
+// step waits until that pod has also been ready for minReadySeconds.
+func TestSetReadyWaitsForAvailability(t *testing.T) {
+	sts := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), MinReadySeconds: 15},
+		Status: appsv1.StatefulSetStatus{CurrentRevision: "r2", UpdateRevision: "r2", UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 2}}
+	if !SetUpdated(sts) || SetReady(sts) {
+		t.Errorf("3 ready, 2 available: updated %v, ready %v; want updated, not ready", SetUpdated(sts), SetReady(sts))
+	}
+	sts.Status.AvailableReplicas = 3
+	if !SetReady(sts) {
+		t.Error("3 available: not ready")
 	}
 }

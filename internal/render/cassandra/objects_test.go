@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"secured.dev/operator/api/v1alpha1"
@@ -300,5 +301,17 @@ func TestVolumeClaimsGoWithTheDatastoreWhenAsked(t *testing.T) {
 	ds.Spec.Cassandra.Storage.WhenDeleted = v1alpha1.VolumeDelete
 	if p := build(t, ds, enc).StatefulSet.Spec.PersistentVolumeClaimRetentionPolicy; *p != *podtemplate.Claims(v1alpha1.VolumeDelete) {
 		t.Errorf("retention policy %+v; want %+v", p, podtemplate.Claims(v1alpha1.VolumeDelete))
+	}
+}
+
+// A ring's roll waits after each restarted node until its peers and clients can have seen it
+// again; a single node has nobody to wait for.
+func TestRollsOfARingWaitForTheRestartedNodeToSettle(t *testing.T) {
+	ds, enc := sampleDatastore(t, "secureddatastore-cassandra-tls13.yaml")
+	for nodes, want := range map[int32]int32{1: 0, 3: RingSettleSeconds} {
+		ds.Spec.Cassandra.Nodes = ptr.To(nodes)
+		if got := build(t, ds, enc).StatefulSet.Spec.MinReadySeconds; got != want {
+			t.Errorf("%d nodes: minReadySeconds %d; want %d", nodes, got, want)
+		}
 	}
 }
