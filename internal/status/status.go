@@ -157,11 +157,11 @@ func SetUpdated(sts *appsv1.StatefulSet) bool {
 }
 
 // SetReady: every replica runs the current template and is available (ready for the set's
-// minReadySeconds); a roll may move on. The StatefulSet controller moves currentRevision as
-// soon as the last pod is ready, so only availability makes the next step wait as the roll
-// waited between pods.
+// minReadySeconds, so ready too); a roll may move on. The StatefulSet controller moves
+// currentRevision as soon as the last pod is ready, so only availability makes the next step
+// wait as the roll waited between pods.
 func SetReady(sts *appsv1.StatefulSet) bool {
-	return SetUpdated(sts) && sts.Status.ReadyReplicas == *sts.Spec.Replicas && sts.Status.AvailableReplicas == *sts.Spec.Replicas
+	return SetUpdated(sts) && sts.Status.AvailableReplicas == *sts.Spec.Replicas
 }
 
 // waitingProblems are the container waiting reasons that do not go away by waiting.
